@@ -1,0 +1,75 @@
+// The hsbloom Spark jar: Catalyst rules, the SBBF probe and SQL functions.
+//
+// It compiles against the Spark that the pinned pyspark ships (its jars/ folder,
+// passed in as SPARK_JARS_DIR by ../dev.sh), so Spark is never downloaded twice
+// and the jar always matches the Spark it runs in. The Scala version is read off
+// that folder's scala-library jar for the same reason.
+
+import java.util.Properties
+import scala.util.matching.Regex
+
+val sparkJarsDir: File = {
+  val dir = sys.env.get("SPARK_JARS_DIR").map(file).getOrElse(
+    sys.error("SPARK_JARS_DIR is not set: run the build through ../dev.sh, which points it at pyspark's jars/"))
+  if (!dir.isDirectory) sys.error(s"SPARK_JARS_DIR=$dir is not a directory")
+  dir
+}
+
+def versionFromJar(prefix: String): String = {
+  val pattern = (Regex.quote(prefix) + """(\d+\.\d+\.\d+)\.jar""").r
+  val found = Option(sparkJarsDir.listFiles).toSeq.flatten.map(_.getName).collectFirst { case pattern(v) => v }
+  found.getOrElse(sys.error(s"no $prefix<version>.jar in $sparkJarsDir"))
+}
+
+val sparkVersion = versionFromJar("spark-core_2.13-")
+val sparkScalaVersion = versionFromJar("scala-library-")
+
+/** hsbloom's version comes from the Python package, the single source. */
+val hsbloomVersion: String = {
+  val text = IO.read(file("..") / "hsbloom" / "version.py")
+  """__version__\s*=\s*"([^"]+)"""".r.findFirstMatchIn(text).map(_.group(1))
+    .getOrElse(sys.error("no __version__ in ../hsbloom/version.py"))
+}
+
+lazy val root = (project in file("."))
+  .settings(
+    name := "hsbloom",
+    organization := "io.github.hsbloom",
+    version := hsbloomVersion,
+    scalaVersion := sparkScalaVersion,
+    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
+    javacOptions ++= Seq("--release", "17"),
+    // Spark and its dependencies, as pyspark ships them; the Scala library itself
+    // comes from scalaVersion, which equals the one in that folder.
+    Compile / unmanagedJars ++= {
+      val scalaOwn = Set("scala-library", "scala-reflect", "scala-compiler")
+      (sparkJarsDir * "*.jar").get
+        .filterNot(f => scalaOwn.exists(p => f.getName.startsWith(p + "-")))
+        .classpath
+    },
+    libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+    // A resource that says which Spark and Scala the jar was built for; the
+    // extension compares it with the running Spark at session start.
+    Compile / resourceGenerators += Def.task {
+      val out = (Compile / resourceManaged).value / "hsbloom-build.properties"
+      val props = new Properties()
+      props.setProperty("hsbloom.version", version.value)
+      props.setProperty("spark.version", sparkVersion)
+      props.setProperty("scala.version", scalaVersion.value)
+      IO.write(props, "hsbloom build information", out)
+      Seq(out)
+    }.taskValue,
+    // The jar lands where the Python package finds it at run time and where the
+    // wheel build picks it up as package data.
+    Compile / packageBin / artifactPath := file("..") / "hsbloom" / "jars" / "hsbloom.jar",
+    Test / fork := true,
+    Test / javaOptions ++= Seq(
+      "--add-opens=java.base/java.lang=ALL-UNNAMED",
+      "--add-opens=java.base/java.nio=ALL-UNNAMED",
+      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens=java.base/java.util=ALL-UNNAMED",
+      "-Xmx2g"
+    ),
+    Test / envVars += "HSBLOOM_VECTORS" -> ((file("..") / "tests" / "vectors").getAbsolutePath),
+    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
+  )

@@ -1,0 +1,44 @@
+"""Shared fixtures: one SparkSession for the whole run (a session costs ~5 s to start)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_VECTORS = ROOT.parent / "shared" / "vectors"
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from pyspark.sql import SparkSession
+
+    import hsbloom
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("hsbloom-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "4g")
+        .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.hsbloom.system.path", str(warehouse / "indexes"))
+    )
+    session = hsbloom.configure(builder, delta=True).getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_vectors() -> Path:
+    """../shared/vectors: SBBF files written by other Parquet implementations."""
+    assert SHARED_VECTORS.is_dir(), f"shared test vectors missing at {SHARED_VECTORS}"
+    return SHARED_VECTORS
