@@ -99,6 +99,21 @@ final class Sbbf private (private val words: Array[Int]) extends Serializable {
     new Sbbf(if (current eq words) words.clone() else current)
   }
 
+  /**
+   * How many distinct values were inserted, judged from the fill. Inserts
+   * spread over blocks as a Poisson process: with `n` values in `z` blocks, a
+   * block takes `k ~ Poisson(n / z)` of them and each sets one of 32 bits in
+   * every word, so a bit stays clear with probability `exp(-n / (32 z))`.
+   * Solving for `n` from the clear fraction (linear counting, per bit).
+   */
+  def estimatedNdv: Long = {
+    val bits = numBlocks.toLong * 256
+    val set = popcount
+    if (set == 0) 0L
+    else if (set >= bits) Long.MaxValue
+    else math.round(-32.0 * numBlocks * math.log(1.0 - set.toDouble / bits))
+  }
+
   /** The smallest fold of this filter whose estimated false-positive probability stays within `fpp`. */
   def foldToTargetFpp(fpp: Double): Sbbf = {
     var best = this
@@ -158,6 +173,27 @@ object Sbbf {
     new Sbbf(new Array[Int](numBytes / 4))
   }
 
+  /** A filter over existing words (no copy); the length must be a valid size. */
+  private[hsbloom] def wrap(words: Array[Int]): Sbbf = {
+    checkSize(words.length * 4)
+    new Sbbf(words)
+  }
+
+  /**
+   * Inserts `h` into a slice of a filter of `totalBlocks` blocks: `slice` holds
+   * the words of blocks `firstBlock` until `firstBlock + slice.length / 8`. Lets
+   * a large filter be built in parallel, one block range per task.
+   */
+  def insertHashIntoSlice(slice: Array[Int], firstBlock: Int, totalBlocks: Int, h: Long): Unit = {
+    val base = (blockIndex(h, totalBlocks) - firstBlock) << 3
+    val x = h.toInt
+    var i = 0
+    while (i < 8) {
+      slice(base + i) |= 1 << ((x * Salts(i)) >>> 27)
+      i += 1
+    }
+  }
+
   def forNdv(ndv: Long, fpp: Double): Sbbf = ofBytes(optimalNumBytes(optimalNumBits(ndv, fpp) / 8))
 
   /** Wraps a raw bitset (no header) of a valid size. */
@@ -180,7 +216,7 @@ object Sbbf {
    * Tests a hash directly against a serialized filter, reading only the one
    * block it needs: what query planning does for every candidate file.
    */
-  def mightContainHash(serialized: Array[Byte], h: Long): Boolean = {
+  def probeSerialized(serialized: Array[Byte], h: Long): Boolean = {
     val hdr = parseHeader(serialized)
     mightContainHashInBitset(serialized, hdr.headerLength, hdr.numBytes, h)
   }

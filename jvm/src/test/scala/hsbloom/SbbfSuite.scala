@@ -166,6 +166,8 @@ class SbbfSuite extends AnyFunSuite {
       hashes.foreach(fresh.insertHash)
       assert(big.foldTo(n) == fresh, s"fold to $n")
     }
+    val estimate = big.estimatedNdv.toDouble
+    assert(math.abs(estimate / hashes.length - 1) < 0.03, s"ndv estimate $estimate for ${hashes.length}")
     val folded = big.foldToTargetFpp(0.01)
     assert(folded.numBytes < big.numBytes && folded.estimatedFpp <= 0.01)
     assert(folded.foldTo(folded.numBytes / 2).estimatedFpp > 0.01)
@@ -179,7 +181,7 @@ class SbbfSuite extends AnyFunSuite {
     in.foreach(f.insertHash)
     val bytes = f.toBytes
     (in ++ Array.fill(5000)(rnd.nextLong())).foreach { h =>
-      assert(Sbbf.mightContainHash(bytes, h) == f.mightContainHash(h))
+      assert(Sbbf.probeSerialized(bytes, h) == f.mightContainHash(h))
     }
   }
 
