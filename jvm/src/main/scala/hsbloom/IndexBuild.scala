@@ -3,6 +3,7 @@ package hsbloom
 import java.net.URI
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -146,81 +147,100 @@ object IndexBuild {
       new MapSide(rows, settings, listing.value, sketches)
     }
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
-    val globalPartitions = if (request.globalFilter) math.min(NumBuckets * request.columns.size, 64) else 0
+    val globalPartitions =
+      if (request.globalFilter) math.min(NumBuckets * request.columns.size, 2 * sc.defaultParallelism) else 0
     val partitioner = new BuildPartitioner(filePartitions, globalPartitions)
     val shuffled = new ShuffledRDD[BuildKey, Payload, Payload](mapped, partitioner)
 
-    // Job one: the file-level table (this runs the scan).
+    // Job one: the file-level table (this runs the scan). Its result tasks report
+    // each row's statistics, which Spark merges once per successful task.
+    val fileStats = sc.collectionAccumulator[FileStats]("hsbloom file statistics")
     val fileRows = PartitionPruningRDD.create(shuffled, _ < filePartitions)
-      .mapPartitions(records => reduceFiles(records, settings, request.columns))
+      .mapPartitions(records => reduceFiles(records, settings, request.columns).map { row =>
+        fileStats.add(FileStats(row.getLong(0), row.getString(4), row.getLong(5), row.getLong(6), row.getLong(7),
+          row.getAs[Array[Byte]](8).length))
+        row
+      })
     val filesPath = new Path(request.dataPath, "files").toString
     spark.createDataFrame(fileRows, FileTableSchema).write.mode("errorifexists").parquet(filesPath)
 
     // Files that produced no rows (empty, or every row deleted) get an empty filter.
-    val indexed = spark.read.parquet(filesPath).select("file_id").distinct().collect().map(_.getLong(0)).toSet
+    val stats = fileStats.value.asScala.toSeq
+    val indexed = stats.map(_.fileId).toSet
     val missing = request.files.filterNot(f => indexed.contains(f.fileId))
+    val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
     if (missing.nonEmpty) {
-      val empty = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
-      val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, empty)
+      val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, emptyFilter)
       spark.createDataFrame(sc.parallelize(rows, 1), FileTableSchema).write.mode("append").parquet(filesPath)
     }
+    val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
 
     // Job two: the global filters, from the bucket partitions of the same shuffle.
-    val globalBytes = mutable.Map[String, Long]()
-    val globalNdv = mutable.Map[String, Long]()
-    if (request.globalFilter) {
-      val ndvs = sketches.value.map(_.estimate)
-      val blocks = ndvs.map(n => Sbbf.forNdv(n, request.fpp).numBlocks)
-      val ranges = PartitionPruningRDD.create(shuffled, _ >= filePartitions)
-        .mapPartitions(records => reduceGlobal(records, blocks))
-        .collect()
-      val filters = blocks.map(b => new Array[Int](b * 8))
-      ranges.foreach { case (c, firstBlock, words) =>
-        val target = filters(c)
-        var i = 0
-        while (i < words.length) { target(firstBlock * 8 + i) |= words(i); i += 1 }
-      }
-      val chunkRows = request.columns.indices.flatMap { c =>
-        val bytes = Sbbf.wrap(filters(c)).toBytes
-        globalBytes(request.columns(c)) = bytes.length
-        globalNdv(request.columns(c)) = ndvs(c)
-        val chunks = bytes.grouped(GlobalChunkBytes).toSeq
-        chunks.zipWithIndex.map { case (chunk, i) => Row(request.columns(c), i, chunks.size, bytes.length.toLong, chunk) }
-      }
-      spark.createDataFrame(sc.parallelize(chunkRows, math.max(1, chunkRows.size / 8)), GlobalTableSchema)
-        .write.mode("errorifexists").parquet(new Path(request.dataPath, "global").toString)
+    val global = if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, sketches) else Map.empty[String, (Long, Long)]
+    summarize(spark, request, allStats, global)
+  }
+
+  /** One row of the file-level table, without its filter: what the summary needs. */
+  final case class FileStats(fileId: Long, column: String, rows: Long, nulls: Long, ndv: Long, filterBytes: Long)
+
+  /**
+   * Builds each column's global filter from the bucket partitions, sized from
+   * the merged HyperLogLogs, and writes the global table in chunks. Returns per
+   * column (distinct estimate, filter bytes).
+   */
+  private def buildGlobal(
+      spark: SparkSession,
+      request: Request,
+      shuffled: RDD[(BuildKey, Payload)],
+      filePartitions: Int,
+      sketches: SketchAccumulator): Map[String, (Long, Long)] = {
+    val sc = spark.sparkContext
+    val ndvs = sketches.value.map(_.estimate)
+    val blocks = ndvs.map(n => Sbbf.forNdv(n, request.fpp).numBlocks)
+    val ranges = PartitionPruningRDD.create(shuffled, _ >= filePartitions)
+      .mapPartitions(records => reduceGlobal(records, blocks))
+      .collect()
+    val filters = blocks.map(b => new Array[Int](b * 8))
+    ranges.foreach { case (c, firstBlock, words) =>
+      val target = filters(c)
+      var i = 0
+      while (i < words.length) { target(firstBlock * 8 + i) |= words(i); i += 1 }
     }
-    summarize(spark, request, filesPath, globalBytes.toMap, globalNdv.toMap)
+    val serialized = filters.map(words => Sbbf.wrap(words).toBytes)
+    val chunkRows = request.columns.indices.flatMap { c =>
+      val chunks = serialized(c).grouped(GlobalChunkBytes).toSeq
+      chunks.zipWithIndex.map { case (chunk, i) =>
+        Row(request.columns(c), i, chunks.size, serialized(c).length.toLong, chunk)
+      }
+    }
+    spark.createDataFrame(sc.parallelize(chunkRows, math.max(1, math.min(chunkRows.size / 4, sc.defaultParallelism))),
+      GlobalTableSchema).write.mode("errorifexists").parquet(new Path(request.dataPath, "global").toString)
+    request.columns.indices.map(c => request.columns(c) -> (ndvs(c), serialized(c).length.toLong)).toMap
   }
 
   private def summarize(
       spark: SparkSession,
       request: Request,
-      filesPath: String,
-      globalBytes: Map[String, Long],
-      globalNdv: Map[String, Long]): java.util.Map[String, Any] = {
-    import org.apache.spark.sql.functions.{length, sum, max}
-    val perColumn = spark.read.parquet(filesPath).groupBy("column")
-      .agg(sum("num_rows"), sum("num_nulls"), sum("ndv"), sum(length(col("filter"))))
-      .collect().map(r => r.getString(0) -> r).toMap
+      stats: Seq[FileStats],
+      global: Map[String, (Long, Long)]): java.util.Map[String, Any] = {
+    val byColumn = stats.groupBy(_.column)
     val columns = new java.util.LinkedHashMap[String, Any]()
     request.columns.foreach { c =>
-      val r = perColumn.get(c)
-      def at(i: Int): Long = r.map(_.getLong(i)).getOrElse(0L)
-      val stats = new java.util.LinkedHashMap[String, Any]()
-      stats.put("num_rows", at(1))
-      stats.put("num_nulls", at(2))
+      val rows = byColumn.getOrElse(c, Nil)
+      val column = new java.util.LinkedHashMap[String, Any]()
+      column.put("num_rows", rows.map(_.rows).sum)
+      column.put("num_nulls", rows.map(_.nulls).sum)
       // The global estimate when there is one; else the sum over files (an upper bound).
-      stats.put("ndv", globalNdv.getOrElse(c, at(3)))
-      stats.put("file_filter_bytes", at(4))
-      stats.put("global_filter_bytes", globalBytes.getOrElse(c, 0L))
-      columns.put(c, stats)
+      column.put("ndv", global.get(c).map(_._1).getOrElse(rows.map(_.ndv).sum))
+      column.put("file_filter_bytes", rows.map(_.filterBytes).sum)
+      column.put("global_filter_bytes", global.get(c).map(_._2).getOrElse(0L))
+      columns.put(c, column)
     }
     val dataPath = new Path(request.dataPath)
     val fs = dataPath.getFileSystem(spark.sessionState.newHadoopConf())
     val summary = new java.util.LinkedHashMap[String, Any]()
     summary.put("num_files", request.files.size)
-    summary.put("num_rows", perColumn.values.headOption.map(_.getLong(1)).getOrElse(0L))
+    summary.put("num_rows", byColumn.get(request.columns.head).map(_.map(_.rows).sum).getOrElse(0L))
     summary.put("index_bytes", fs.getContentSummary(dataPath).getLength)
     summary.put("columns", columns)
     summary
