@@ -1,0 +1,67 @@
+"""Shared pieces of the benchmarks: a Spark session, a generated table, a timer.
+
+Every benchmark prints figures measured side by side in one run, so the
+ratios compare like with like on whatever machine runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import hsbloom
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def session(app: str, delta: bool = False) -> SparkSession:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName(app)
+        .config("spark.driver.memory", "6g")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.hsbloom.system.path", str(DATA / "indexes"))
+    )
+    spark = hsbloom.configure(builder, delta=delta).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def key_table(spark: SparkSession, rows: int, files: int, name: str | None = None) -> str:
+    """A table of `rows` rows in `files` Parquet files: a random long key and a uuid string key.
+
+    Written once under bench/data/ and reused by later runs.
+    """
+    path = DATA / (name or f"keys_{rows}_{files}")
+    if not (path / "_SUCCESS").exists():
+        print(f"generating {rows:,} rows in {files} files at {path} ...", flush=True)
+        (
+            spark.range(rows, numPartitions=files)
+            .select(
+                F.xxhash64(F.col("id"), F.lit("long-key")).alias("long_key"),
+                F.expr("uuid()").alias("uuid_key"),
+                (F.rand(11) * 1e6).alias("payload"),
+            )
+            .write.mode("overwrite")
+            .parquet(str(path))
+        )
+    return str(path)
+
+
+def timed(action: Callable[[], object], repeat: int = 3) -> float:
+    """Median wall time of `action` over `repeat` runs, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
