@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
+from hsbloom.build import build_index_data
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import (
     ConcurrentOperationError,
@@ -63,7 +64,9 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
     if not isinstance(config, BFIndexConfig):
         raise TypeError(f"create_index needs a BFIndexConfig, got {type(config).__name__}")
     ctx = IndexContext.open(spark, config.index_name)
-    source, columns = resolve_source(spark, df, config.indexed_columns)
+    listing = f"hsbloom: listing the source of index '{ctx.name}'"
+    with _job_group(spark, job_group_id("create", ctx.name), listing, cancel_on_failure=False):
+        source, columns = resolve_source(spark, df, config.indexed_columns)  # Delta runs jobs to list
     config = replace(config, indexed_columns=columns)
     base = _latest_settled(ctx)
     if base is not None and base.state in (State.ACTIVE, State.DELETED):
@@ -94,9 +97,8 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
             f"({source.describe()})"
         )
         try:
-            from hsbloom.build import build_index_data
-
-            with _job_group(spark, job_group_id("create", ctx.name), description):
+            # The group is ours alone now (we hold the CREATING entry): on failure, cancel its jobs.
+            with _job_group(spark, job_group_id("create", ctx.name), description, cancel_on_failure=True):
                 summary = build_index_data(
                     spark,
                     df,
@@ -316,8 +318,9 @@ def _next_data_version(ctx: IndexContext) -> int:
 
 
 @contextmanager
-def _job_group(spark: Any, group_id: str, description: str) -> Iterator[None]:
-    """Run the block's Spark jobs under a job group; on failure cancel what is left of them."""
+def _job_group(spark: Any, group_id: str, description: str, cancel_on_failure: bool) -> Iterator[None]:
+    """Run the block's Spark jobs under a job group (then restore the caller's); on failure, if
+    asked, cancel what is left of them (e.g. after Ctrl-C, which does not stop the JVM's jobs)."""
     sc = spark.sparkContext
     keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
     saved = {key: sc.getLocalProperty(key) for key in keys}
@@ -325,7 +328,8 @@ def _job_group(spark: Any, group_id: str, description: str) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        sc.cancelJobGroup(group_id)
+        if cancel_on_failure:
+            sc.cancelJobGroup(group_id)
         raise
     finally:
         for key, value in saved.items():

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hsbloom.config import BFIndexConfig
-from hsbloom.errors import IndexNotFoundError
+from hsbloom.errors import CorruptLogError, IndexNotFoundError
 from hsbloom.filesystem import HadoopFileSystem
 from hsbloom.layout import IndexLayout, system_path
 from hsbloom.log import LogEntry, OperationLog, State
@@ -50,7 +50,7 @@ class IndexInfo:
     updated_ms: int  # when the latest entry was written, ms since the epoch
 
 
-def _info(entry: LogEntry, name: str) -> IndexInfo:
+def _info(entry: LogEntry, layout: IndexLayout) -> IndexInfo:
     assert entry.config is not None and entry.source is not None and entry.data_version is not None
     summary = entry.summary or {}
     per_column = summary.get("columns", {})
@@ -68,12 +68,12 @@ def _info(entry: LogEntry, name: str) -> IndexInfo:
         if (stats := per_column.get(column)) is not None
     )
     return IndexInfo(
-        name=name,
+        name=layout.name,
         state=entry.state,
         config=entry.config,
         source=entry.source,
         data_version=entry.data_version,
-        data_path=entry.data_path or "",
+        data_path=layout.data_path(entry.data_version),  # from where the log is, so a moved system path works
         num_files=int(summary.get("num_files", len(entry.source.files))),
         num_rows=summary.get("num_rows"),
         index_bytes=summary.get("index_bytes"),
@@ -84,6 +84,15 @@ def _info(entry: LogEntry, name: str) -> IndexInfo:
     )
 
 
+def _latest(spark: Any, layout: IndexLayout) -> LogEntry | None:
+    """The latest entry; if it is still being written (unreadable), the latest stable one."""
+    log = OperationLog(spark, layout.log_path)
+    try:
+        return log.latest()
+    except CorruptLogError:
+        return log.latest_stable()
+
+
 def _system_path(spark: Any) -> tuple[HadoopFileSystem, str]:
     fs = HadoopFileSystem(spark)
     return fs, fs.qualify(system_path(spark))
@@ -92,10 +101,11 @@ def _system_path(spark: Any) -> tuple[HadoopFileSystem, str]:
 def index_info(spark: Any, name: str) -> IndexInfo:
     """The named index, in whatever state its latest entry records; IndexNotFoundError if none."""
     fs, root = _system_path(spark)
-    entry = OperationLog(spark, IndexLayout(root, name).log_path).latest()
+    layout = IndexLayout(root, name)
+    entry = _latest(spark, layout)
     if entry is None or entry.state == State.DOESNOTEXIST or entry.config is None:
         raise IndexNotFoundError(f"index {name!r} does not exist")
-    return _info(entry, name)
+    return _info(entry, layout)
 
 
 def list_indexes(spark: Any) -> list[IndexInfo]:
@@ -107,9 +117,9 @@ def list_indexes(spark: Any) -> list[IndexInfo]:
             layout = IndexLayout(root, name)
         except ValueError:
             continue  # not a directory hsbloom made
-        entry = OperationLog(spark, layout.log_path).latest()
+        entry = _latest(spark, layout)
         if entry is not None and entry.state != State.DOESNOTEXIST and entry.config is not None:
-            found.append(_info(entry, name))
+            found.append(_info(entry, layout))
     return found
 
 

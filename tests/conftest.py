@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -47,16 +49,30 @@ def shared_vectors() -> Path:
     return SHARED_VECTORS
 
 
-@pytest.fixture
-def system_path(spark, tmp_path):
-    """A fresh, empty `spark.hsbloom.system.path` for one test, so its indexes are its own."""
+@contextmanager
+def _system_path_set_to(spark, path: Path) -> Iterator[Path]:
     from hsbloom.layout import SYSTEM_PATH_CONF
 
     previous = spark.conf.get(SYSTEM_PATH_CONF, None)
-    path = tmp_path / "hsbloom-system"
     spark.conf.set(SYSTEM_PATH_CONF, str(path))
-    yield path
-    if previous is None:
-        spark.conf.unset(SYSTEM_PATH_CONF)
-    else:
-        spark.conf.set(SYSTEM_PATH_CONF, previous)
+    try:
+        yield path
+    finally:
+        if previous is None:
+            spark.conf.unset(SYSTEM_PATH_CONF)
+        else:
+            spark.conf.set(SYSTEM_PATH_CONF, previous)
+
+
+@pytest.fixture
+def system_path(spark, tmp_path):
+    """A fresh, empty `spark.hsbloom.system.path` for one test, so its indexes are its own."""
+    with _system_path_set_to(spark, tmp_path / "hsbloom-system") as path:
+        yield path
+
+
+@pytest.fixture(scope="module")
+def module_system_path(spark, tmp_path_factory):
+    """A fresh `spark.hsbloom.system.path` shared by the tests of one module."""
+    with _system_path_set_to(spark, tmp_path_factory.mktemp("hsbloom-system")) as path:
+        yield path

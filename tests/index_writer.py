@@ -1,11 +1,11 @@
-"""A second writer process for the concurrency tests (run as a script, with its own SparkSession).
+"""Another writer process for the concurrency tests (run as a script, with its own SparkSession).
 
     index_writer.py race  SYSTEM_PATH DATA_PATH NAME GO_FILE
         prints READY once Spark is up, waits for GO_FILE to exist, calls create_index and
         prints one JSON line: {"outcome": "created"} or {"outcome": "error", "type": ..., "message": ...}
     index_writer.py stall SYSTEM_PATH DATA_PATH NAME
         occupies the only task slot with a long JVM-side sleep, then calls create_index, whose
-        build job therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid>" once that job exists,
+        build job therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists,
         and waits to be killed.
 """
 
@@ -22,7 +22,6 @@ from pyspark.sql import SparkSession
 
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
-from hsbloom.actions import job_group_id
 
 
 def start_spark(system_path: str) -> SparkSession:
@@ -67,8 +66,7 @@ def stall(system_path: str, data_path: str, name: str) -> None:
     threading.Thread(
         target=lambda: Hyperspace(spark).create_index(df, BFIndexConfig(name, ["id"])), daemon=True
     ).start()
-    group = job_group_id("create", name)
-    while not sc.statusTracker().getJobIdsForGroup(group):
+    while len(sc.statusTracker().getActiveJobsIds()) < 2:  # the sleeper and the build's first job
         time.sleep(0.05)
     jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
     print(f"BUILD_JOB_SUBMITTED {jvm_pid} {os.getpid()}", flush=True)

@@ -21,7 +21,6 @@ import pytest
 from pyspark.sql import functions as F
 
 from hsbloom import BFIndexConfig, Hyperspace
-from hsbloom.actions import job_group_id
 from hsbloom.errors import (
     ConcurrentOperationError,
     IndexBuildError,
@@ -69,7 +68,11 @@ def version_dirs(system_path: Path, name: str) -> list[str]:
 
 
 def test_create_writes_the_log_and_data_and_lists_the_index(spark, hs, system_path, events):
+    spark.sparkContext.setJobGroup("callers-group", "the caller's jobs")
     hs.create_index(spark.read.parquet(events), BFIndexConfig("events_keys", ["id", "name"], fpp=0.02))
+    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") == "callers-group"  # left as it was
+    spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    spark.sparkContext.setLocalProperty("spark.job.description", None)
 
     assert states(spark, system_path, "events_keys") == ["CREATING", "ACTIVE"]
     assert sorted(p.name for p in (system_path / "events_keys" / "v__=0").iterdir()) == ["files", "global"]
@@ -77,10 +80,6 @@ def test_create_writes_the_log_and_data_and_lists_the_index(spark, hs, system_pa
     assert active.source.format == "parquet" and len(active.source.files) == NUM_FILES
     assert active.data_path == f"file:{system_path}/events_keys/v__=0"
     assert active.summary["num_files"] == NUM_FILES and active.summary["num_rows"] == NUM_ROWS
-
-    # The build ran under a job group naming the index, and the caller's job group is back.
-    assert spark.sparkContext.statusTracker().getJobIdsForGroup(job_group_id("create", "events_keys"))
-    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None
 
     (row,) = hs.indexes().collect()
     assert row.asDict() == {
@@ -326,23 +325,30 @@ def start_writer(*args: str) -> subprocess.Popen:
     )
 
 
-def test_two_processes_creating_the_same_index(spark, system_path, events, tmp_path):
+def test_two_processes_creating_the_same_index(spark, hs, system_path, events, tmp_path):
+    """This process and a writer process with its own SparkSession (and JVM) start together."""
     go = tmp_path / "go"
-    writers = [start_writer("race", str(system_path), events, "contended", str(go)) for _ in range(2)]
+    writer = start_writer("race", str(system_path), events, "contended", str(go))
+    df = spark.read.parquet(events)
+    outcomes: list[dict] = []
     try:
-        for w in writers:
-            read_line(w, "READY")
+        read_line(writer, "READY")
         go.touch()
-        results = [json.loads(read_line(w, "{")) for w in writers]
+        try:
+            hs.create_index(df, BFIndexConfig("contended", ["id"]))
+            outcomes.append({"outcome": "created"})
+        except Exception as exc:
+            outcomes.append({"outcome": "error", "type": type(exc).__name__, "message": str(exc)})
+        outcomes.append(json.loads(read_line(writer, "{")))
     finally:
-        for w in writers:
-            w.kill()
-            w.wait()
-    failures = [r for r in results if r["outcome"] == "error"]
+        writer.kill()
+        writer.wait()
+    failures = [o for o in outcomes if o["outcome"] == "error"]
+    print("\nthis process, writer process:", outcomes)
     assert_one_winner(spark, system_path, "contended", failures)
     assert failures[0]["type"] in ("ConcurrentOperationError", "IndexExistsError")
     assert "index 'contended'" in failures[0]["message"]
-    assert Hyperspace(spark).index("contended").state == State.ACTIVE
+    assert hs.index("contended").state == State.ACTIVE
 
 
 def test_a_build_killed_half_way_leaves_no_active_index_and_is_recovered(spark, hs, system_path, events):
