@@ -4,7 +4,21 @@ Start a session with `hsbloom.configure(SparkSession.builder, delta=True).getOrC
 then turn acceleration on with `hsbloom.enable(spark)`.
 """
 
+from hsbloom.hashing import UnsupportedTypeError, hash_array, hash_scalar
+from hsbloom.sbbf import Sbbf, SbbfFormatError
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
 from hsbloom.version import __version__
 
-__all__ = ["HsbloomJarError", "__version__", "configure", "disable", "enable", "is_enabled"]
+__all__ = [
+    "HsbloomJarError",
+    "Sbbf",
+    "SbbfFormatError",
+    "UnsupportedTypeError",
+    "__version__",
+    "configure",
+    "disable",
+    "enable",
+    "hash_array",
+    "hash_scalar",
+    "is_enabled",
+]
