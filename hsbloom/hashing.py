@@ -21,7 +21,7 @@ package stays the reference the tests compare against, and hashes the rare very 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -135,7 +135,9 @@ def xxh64_u64(values: np.ndarray) -> np.ndarray:
     return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint64), 8, _mix_u64_lane)
 
 
-def _xxh64_fixed(words: np.ndarray, width: int, mix) -> np.ndarray:
+def _xxh64_fixed(
+    words: np.ndarray, width: int, mix: Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+) -> np.ndarray:
     """XXH64 of inputs that are exactly one 4- or 8-byte tail lane: seed + P5 + length, one mix
     step, then the avalanche."""
     out = np.empty(words.shape[0], dtype=np.uint64)
@@ -253,7 +255,15 @@ def _stripes(h: np.ndarray, u64_at: np.ndarray, begins: np.ndarray, stripes: np.
     h[rows] = merged
 
 
-def _tail_step(h, tmp, wanted, read, pos, width, mix) -> None:
+def _tail_step(
+    h: np.ndarray,
+    tmp: np.ndarray,
+    wanted: np.ndarray,
+    read: Callable[[np.ndarray], np.ndarray],
+    pos: np.ndarray,
+    width: int,
+    mix: Callable[[np.ndarray, np.ndarray, np.ndarray], None],
+) -> None:
     """Apply one tail step to the values selected by the boolean mask `wanted`, advancing pos."""
     count = int(np.count_nonzero(wanted))
     if count == 0:

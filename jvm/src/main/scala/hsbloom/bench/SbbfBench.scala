@@ -18,9 +18,10 @@ import hsbloom.{ParquetHash, Sbbf}
  * `splitmix64(seed, 2i)`, `splitmix64(seed, 2i + 1)` as 8-4-4-4-12 lowercase hex). Checks probe
  * `n` values of the next seed, almost none of them inserted.
  *
- * Each method returns `Array(insertNanos, checkNanos, positives, crc32 of the serialized filter)`,
- * the best times of `repeats` runs after a warm-up, so Python can print ratios and confirm that
- * every implementation built the same filter.
+ * Each method times one build and probe and returns `Array(insertNanos, checkNanos, positives,
+ * crc32 of the serialized filter)`, so that Python can interleave the implementations' runs (the
+ * machine's load then affects all alike), print ratios and confirm every side built the same
+ * filter. The generated values are kept between calls.
  */
 object SbbfBench {
 
@@ -101,58 +102,62 @@ object SbbfBench {
 
   private def crc(bytes: Array[Byte]): Long = { val c = new CRC32(); c.update(bytes); c.getValue }
 
-  private def run(make: () => Filter, insert: Filter => Unit, check: Filter => Long, repeats: Int): Array[Long] = {
-    var bestInsert = Long.MaxValue
-    var bestCheck = Long.MaxValue
-    var positives = 0L
-    var checksum = 0L
-    var r = 0
-    while (r < repeats) {
-      val filter = make()
-      val t0 = System.nanoTime()
-      insert(filter)
-      val t1 = System.nanoTime()
-      positives = check(filter)
-      val t2 = System.nanoTime()
-      bestInsert = math.min(bestInsert, t1 - t0)
-      bestCheck = math.min(bestCheck, t2 - t1)
-      checksum = crc(filter.serialized)
-      r += 1
-    }
-    Array(bestInsert, bestCheck, positives, checksum)
+  /** One timed build and probe; with `warmUp`, one untimed run first so the JIT has compiled the loops. */
+  private def run(make: () => Filter, insert: Filter => Unit, check: Filter => Long, warmUp: Boolean): Array[Long] = {
+    if (warmUp) check({ val f = make(); insert(f); f })
+    val filter = make()
+    val t0 = System.nanoTime()
+    insert(filter)
+    val t1 = System.nanoTime()
+    val positives = check(filter)
+    val t2 = System.nanoTime()
+    Array(t1 - t0, t2 - t1, positives, crc(filter.serialized))
   }
 
-  private def timeLongs(make: () => Filter, n: Int, numBytes: Int, seed: Long, repeats: Int): Array[Long] = {
-    val values = longs(n, seed)
-    val probes = longs(n, seed + 1)
+  // The last generated data set, kept so that repeated calls do not regenerate (or re-allocate) it.
+  private var longData: ((Int, Long), (Array[Long], Array[Long])) = null
+  private var stringData: ((Int, Long), (Array[Byte], Array[Byte])) = null
+
+  private def longInputs(n: Int, seed: Long): (Array[Long], Array[Long]) = synchronized {
+    if (longData == null || longData._1 != ((n, seed))) longData = ((n, seed), (longs(n, seed), longs(n, seed + 1)))
+    longData._2
+  }
+
+  private def stringInputs(n: Int, seed: Long): (Array[Byte], Array[Byte]) = synchronized {
+    if (stringData == null || stringData._1 != ((n, seed))) {
+      stringData = null
+      stringData = ((n, seed), (uuids(n, seed), uuids(n, seed + 1)))
+    }
+    stringData._2
+  }
+
+  private def timeLongs(make: () => Filter, n: Int, seed: Long, warmUp: Boolean): Array[Long] = {
+    val (values, probes) = longInputs(n, seed)
     def insert(f: Filter): Unit = { var i = 0; while (i < n) { f.insertLong(values(i)); i += 1 } }
     def check(f: Filter): Long = { var c = 0L; var i = 0; while (i < n) { if (f.checkLong(probes(i))) c += 1; i += 1 }; c }
-    run(make, insert, check, 1) // warm-up: lets the JIT compile the loops
-    run(make, insert, check, repeats)
+    run(make, insert, check, warmUp)
   }
 
-  private def timeStrings(make: () => Filter, n: Int, numBytes: Int, seed: Long, repeats: Int): Array[Long] = {
-    val values = uuids(n, seed)
-    val probes = uuids(n, seed + 1)
+  private def timeStrings(make: () => Filter, n: Int, seed: Long, warmUp: Boolean): Array[Long] = {
+    val (values, probes) = stringInputs(n, seed)
     def insert(f: Filter): Unit = { var i = 0; while (i < n) { f.insertString(values, i * UuidLength); i += 1 } }
     def check(f: Filter): Long = {
       var c = 0L; var i = 0
       while (i < n) { if (f.checkString(probes, i * UuidLength)) c += 1; i += 1 }
       c
     }
-    run(make, insert, check, 1)
-    run(make, insert, check, repeats)
+    run(make, insert, check, warmUp)
   }
 
-  def parquetJavaLongs(n: Int, numBytes: Int, seed: Long, repeats: Int): Array[Long] =
-    timeLongs(() => new ParquetJava(numBytes), n, numBytes, seed, repeats)
+  def parquetJavaLongs(n: Int, numBytes: Int, seed: Long, warmUp: Boolean): Array[Long] =
+    timeLongs(() => new ParquetJava(numBytes), n, seed, warmUp)
 
-  def parquetJavaStrings(n: Int, numBytes: Int, seed: Long, repeats: Int): Array[Long] =
-    timeStrings(() => new ParquetJava(numBytes), n, numBytes, seed, repeats)
+  def parquetJavaStrings(n: Int, numBytes: Int, seed: Long, warmUp: Boolean): Array[Long] =
+    timeStrings(() => new ParquetJava(numBytes), n, seed, warmUp)
 
-  def hsbloomLongs(n: Int, numBytes: Int, seed: Long, repeats: Int): Array[Long] =
-    timeLongs(() => new Hsbloom(numBytes), n, numBytes, seed, repeats)
+  def hsbloomLongs(n: Int, numBytes: Int, seed: Long, warmUp: Boolean): Array[Long] =
+    timeLongs(() => new Hsbloom(numBytes), n, seed, warmUp)
 
-  def hsbloomStrings(n: Int, numBytes: Int, seed: Long, repeats: Int): Array[Long] =
-    timeStrings(() => new Hsbloom(numBytes), n, numBytes, seed, repeats)
+  def hsbloomStrings(n: Int, numBytes: Int, seed: Long, warmUp: Boolean): Array[Long] =
+    timeStrings(() => new Hsbloom(numBytes), n, seed, warmUp)
 }
