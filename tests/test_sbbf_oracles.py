@@ -99,6 +99,26 @@ def test_sizing_agrees_with_parquet_java_except_near_powers_of_two(parquet_java)
         assert theirs in (ours // 2, ours, 2 * ours), (ndv, fpp, ours, theirs)
 
 
+# -- hsbloom's Scala Sbbf (the other half of the pair) --------------------------------------
+
+
+def test_scala_sbbf_reads_folds_and_estimates_like_python(spark):
+    scala = spark._jvm.hsbloom.Sbbf
+    rng = np.random.default_rng(11)
+    for num_bytes, count, fpp in ((1 << 20, 1000, 0.01), (1 << 16, 3000, 0.05), (4096, 20_000, 0.01), (1 << 16, 0, 0.01)):
+        ours = Sbbf(num_bytes)
+        ours.insert_hashes(rng.integers(0, 2**64, count, dtype=np.uint64))
+        theirs = scala.fromBytes(bytearray(ours.to_bytes()))
+        assert bytes(theirs.toBytes()) == ours.to_bytes()
+        assert theirs.estimatedFpp() == pytest.approx(ours.estimated_fpp(), rel=1e-12, abs=1e-300)
+        assert bytes(theirs.foldToTargetFpp(fpp).toBytes()) == ours.fold_to_target_fpp(fpp).to_bytes()
+    # A skewed filter (one block full, the rest empty) folds by the same rule on both sides.
+    skewed = Sbbf.from_bitset(b"\xff" * 32 + bytes(32 * 1023))
+    theirs = scala.fromBytes(bytearray(skewed.to_bytes()))
+    for fpp in (0.001, 0.01, 0.5):
+        assert bytes(theirs.foldToTargetFpp(fpp).toBytes()) == skewed.fold_to_target_fpp(fpp).to_bytes()
+
+
 # -- pyarrow's writer -------------------------------------------------------------------------
 
 
@@ -184,9 +204,9 @@ def test_pyarrow_filters_with_folding(tmp_path):
         fresh = Sbbf(folded_size)
         fresh.insert(columns[name])
         assert fresh.to_bytes() == blob, name  # == a fresh build at the folded size
-        # Arrow C++ stops folding on a global fill estimate, arrow-rs (and hsbloom) on a per-block
-        # bound that is never lower: hsbloom folds as far or one step less, never further.
-        assert big.fold_to_target_fpp(fpp).num_bytes in (folded_size, 2 * folded_size), name
+        # Arrow C++ stops folding on a global fill estimate, hsbloom on the per-word one
+        # (estimated_fpp): on this data both stop at the same size or one step apart.
+        assert big.fold_to_target_fpp(fpp).num_bytes in (folded_size // 2, folded_size, 2 * folded_size), name
 
 
 # -- Spark's Parquet writer -------------------------------------------------------------------
