@@ -1,16 +1,21 @@
 """hsbloom: Bloom filter data-skipping indexes for Apache Spark.
 
 Start a session with `hsbloom.configure(SparkSession.builder, delta=True).getOrCreate()`,
+build indexes with `hsbloom.Hyperspace(spark).create_index(df, hsbloom.BFIndexConfig(...))`,
 then turn acceleration on with `hsbloom.enable(spark)`.
 """
 
+from hsbloom.config import BFIndexConfig
 from hsbloom.hashing import UnsupportedTypeError, hash_array, hash_scalar
+from hsbloom.hyperspace import Hyperspace
 from hsbloom.sbbf import Sbbf, SbbfFormatError
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
 from hsbloom.version import __version__
 
 __all__ = [
+    "BFIndexConfig",
     "HsbloomJarError",
+    "Hyperspace",
     "Sbbf",
     "SbbfFormatError",
     "UnsupportedTypeError",

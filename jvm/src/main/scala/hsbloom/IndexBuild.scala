@@ -110,10 +110,16 @@ object IndexBuild {
     new ObjectMapper().writeValueAsString(summary)
   }
 
+  /**
+   * Runs `body` with `description` on its jobs. A job group the caller set
+   * (create_index sets one per index, to cancel exactly its own jobs) is kept;
+   * without one, the jobs get the group `hsbloom-build`.
+   */
   private def withJobDescription[T](sc: SparkContext, description: String)(body: => T): T = {
     val keys = Seq("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
     val saved = keys.map(k => k -> sc.getLocalProperty(k))
-    sc.setJobGroup("hsbloom-build", description, interruptOnCancel = true)
+    if (sc.getLocalProperty("spark.jobGroup.id") == null) sc.setJobGroup("hsbloom-build", description, interruptOnCancel = true)
+    else sc.setJobDescription(description)
     try body finally saved.foreach { case (k, v) => sc.setLocalProperty(k, v) }
   }
 
