@@ -6,7 +6,9 @@ then turn acceleration on with `hsbloom.enable(spark)`.
 """
 
 from hsbloom.config import BFIndexConfig
+from hsbloom.hashing import UnsupportedTypeError, hash_array, hash_scalar
 from hsbloom.hyperspace import Hyperspace
+from hsbloom.sbbf import Sbbf, SbbfFormatError
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
 from hsbloom.version import __version__
 
@@ -14,9 +16,14 @@ __all__ = [
     "BFIndexConfig",
     "HsbloomJarError",
     "Hyperspace",
+    "Sbbf",
+    "SbbfFormatError",
+    "UnsupportedTypeError",
     "__version__",
     "configure",
     "disable",
     "enable",
+    "hash_array",
+    "hash_scalar",
     "is_enabled",
 ]

@@ -21,7 +21,7 @@ package stays the reference the tests compare against, and hashes the rare very 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -93,11 +93,16 @@ def _round(acc: np.ndarray, lane: np.ndarray, tmp: np.ndarray) -> None:
     acc *= _P1
 
 
-def _mix_u64_lane(h: np.ndarray, lane: np.ndarray, tmp: np.ndarray) -> None:
-    """Fold one 8-byte lane of the tail into h (lane is clobbered)."""
+def _round_from_zero(lane: np.ndarray, tmp: np.ndarray) -> None:
+    """lane = XXH64 round(0, lane), in place."""
     lane *= _P2
     _rotl(lane, 31, tmp)
     lane *= _P1
+
+
+def _mix_u64_lane(h: np.ndarray, lane: np.ndarray, tmp: np.ndarray) -> None:
+    """Fold one 8-byte lane of the tail into h (lane is clobbered)."""
+    _round_from_zero(lane, tmp)
     h ^= lane
     _rotl(h, 27, tmp)
     h *= _P1
@@ -122,32 +127,28 @@ def _mix_byte(h: np.ndarray, byte: np.ndarray, tmp: np.ndarray) -> None:
 
 def xxh64_u32(values: np.ndarray) -> np.ndarray:
     """XXH64 (seed 0) of each value's 4 little-endian bytes; `values` is any 4-byte dtype."""
-    words = np.ascontiguousarray(values).view(np.uint32)
-    out = np.empty(words.shape[0], dtype=np.uint64)
-    tmp = np.empty(min(_CHUNK, words.shape[0]), dtype=np.uint64)
-    lane = np.empty_like(tmp)
-    for start in range(0, words.shape[0], _CHUNK):
-        h = out[start : start + _CHUNK]
-        t, ln = tmp[: h.shape[0]], lane[: h.shape[0]]
-        h.fill(_P5 + np.uint64(4))
-        np.copyto(ln, words[start : start + _CHUNK], casting="unsafe")
-        _mix_u32_lane(h, ln, t)
-        _avalanche(h, t)
-    return out
+    return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint32), 4, _mix_u32_lane)
 
 
 def xxh64_u64(values: np.ndarray) -> np.ndarray:
     """XXH64 (seed 0) of each value's 8 little-endian bytes; `values` is any 8-byte dtype."""
-    words = np.ascontiguousarray(values).view(np.uint64)
+    return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint64), 8, _mix_u64_lane)
+
+
+def _xxh64_fixed(
+    words: np.ndarray, width: int, mix: Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+) -> np.ndarray:
+    """XXH64 of inputs that are exactly one 4- or 8-byte tail lane: seed + P5 + length, one mix
+    step, then the avalanche."""
     out = np.empty(words.shape[0], dtype=np.uint64)
     tmp = np.empty(min(_CHUNK, words.shape[0]), dtype=np.uint64)
     lane = np.empty_like(tmp)
     for start in range(0, words.shape[0], _CHUNK):
         h = out[start : start + _CHUNK]
         t, ln = tmp[: h.shape[0]], lane[: h.shape[0]]
-        h.fill(_P5 + np.uint64(8))
-        np.copyto(ln, words[start : start + _CHUNK])
-        _mix_u64_lane(h, ln, t)
+        h.fill(_P5 + np.uint64(width))
+        np.copyto(ln, words[start : start + _CHUNK], casting="unsafe")  # widen u32 lanes
+        mix(h, ln, t)
         _avalanche(h, t)
     return out
 
@@ -247,16 +248,22 @@ def _stripes(h: np.ndarray, u64_at: np.ndarray, begins: np.ndarray, stripes: np.
         merged += v
     for lane in range(4):
         v = acc[lane]  # mergeRound: acc ^= round(0, v); acc = acc * P1 + P4
-        v *= _P2
-        _rotl(v, 31, tmp)
-        v *= _P1
+        _round_from_zero(v, tmp)
         merged ^= v
         merged *= _P1
         merged += _P4
     h[rows] = merged
 
 
-def _tail_step(h, tmp, wanted, read, pos, width, mix) -> None:
+def _tail_step(
+    h: np.ndarray,
+    tmp: np.ndarray,
+    wanted: np.ndarray,
+    read: Callable[[np.ndarray], np.ndarray],
+    pos: np.ndarray,
+    width: int,
+    mix: Callable[[np.ndarray, np.ndarray, np.ndarray], None],
+) -> None:
     """Apply one tail step to the values selected by the boolean mask `wanted`, advancing pos."""
     count = int(np.count_nonzero(wanted))
     if count == 0:

@@ -494,20 +494,21 @@ class Sbbf:
         return folded
 
     def fold_to_target_fpp(self, fpp: float) -> Sbbf:
-        """The smallest fold of this filter whose false-positive rate stays within `fpp` (arrow-rs).
+        """The smallest fold of this filter whose estimated_fpp() stays within `fpp`.
 
-        Folds (halves) while the projected rate after the next fold, the mean over the folded
-        blocks of (set bits / 256) ** 8, is at most `fpp`; stops at one block. Returns a new filter.
+        Halves the filter by OR-ing adjacent block pairs (arrow-rs's folding) while the folded
+        filter's estimated_fpp() is at most `fpp` and the block count is even; stops at one block.
+        The same rule as the Scala Sbbf.foldToTargetFpp, so both sides fold to the same size.
+        Returns a new filter; this one is unchanged.
         """
         _check_fpp(fpp)
         words = self._words
         while words.shape[0] >= 16 and (words.shape[0] // 8) % 2 == 0:
             pairs = words.reshape(-1, 2, 8)
-            folded = pairs[:, 0, :] | pairs[:, 1, :]
-            fill = _popcount(folded).sum(axis=1, dtype=np.int64) / 256.0
-            if float(np.mean(fill**8)) > fpp:
+            folded = (pairs[:, 0, :] | pairs[:, 1, :]).ravel()
+            if _estimated_fpp(folded) > fpp:
                 break
-            words = folded.ravel()
+            words = folded
         result = Sbbf.__new__(Sbbf)
         result._words = words.copy() if words is self._words else words
         return result
@@ -520,5 +521,9 @@ class Sbbf:
         A probe lands in a uniformly random block and tests one uniformly random bit in each of
         its words, so this is the probability that all eight tested bits are set.
         """
-        fractions = _popcount(self._words).reshape(-1, 8) / 32.0
-        return float(np.mean(np.prod(fractions, axis=1)))
+        return _estimated_fpp(self._words)
+
+
+def _estimated_fpp(words: np.ndarray) -> float:
+    fractions = _popcount(words).reshape(-1, 8) / 32.0
+    return float(np.mean(np.prod(fractions, axis=1)))
