@@ -1,0 +1,20 @@
+"""`hs.explain(df)`: what hsbloom does to a query.
+
+The work is in the jar (jvm/src/main/scala/hsbloom/PruningExplain.scala): it
+plans the query afresh with and without hsbloom and asks each pruned scan's
+file index what it keeps, so the numbers are the ones a real run would use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def explain_string(df: Any) -> str:
+    """The physical plan with and without hsbloom, the indexes used, and files before and after pruning."""
+    return df.sparkSession._jvm.hsbloom.PruningExplain.explain(df._jdf)
+
+
+def explain(df: Any) -> None:
+    """Print `explain_string(df)`."""
+    print(explain_string(df))
