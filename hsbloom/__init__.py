@@ -1,10 +1,22 @@
 """hsbloom: Bloom filter data-skipping indexes for Apache Spark.
 
 Start a session with `hsbloom.configure(SparkSession.builder, delta=True).getOrCreate()`,
+build indexes with `hsbloom.Hyperspace(spark).create_index(df, hsbloom.BFIndexConfig(...))`,
 then turn acceleration on with `hsbloom.enable(spark)`.
 """
 
+from hsbloom.config import BFIndexConfig
+from hsbloom.hyperspace import Hyperspace
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
 from hsbloom.version import __version__
 
-__all__ = ["HsbloomJarError", "__version__", "configure", "disable", "enable", "is_enabled"]
+__all__ = [
+    "BFIndexConfig",
+    "HsbloomJarError",
+    "Hyperspace",
+    "__version__",
+    "configure",
+    "disable",
+    "enable",
+    "is_enabled",
+]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -25,6 +27,9 @@ def spark(tmp_path_factory):
         .appName("hsbloom-tests")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.default.parallelism", "4")
+        # Delta rebuilds a table's state in 50 partitions by default: 50 tasks per snapshot
+        # on a 2-core machine, for tables of a few files.
+        .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", "4g")
@@ -42,3 +47,32 @@ def shared_vectors() -> Path:
     """../shared/vectors: SBBF files written by other Parquet implementations."""
     assert SHARED_VECTORS.is_dir(), f"shared test vectors missing at {SHARED_VECTORS}"
     return SHARED_VECTORS
+
+
+@contextmanager
+def _system_path_set_to(spark, path: Path) -> Iterator[Path]:
+    from hsbloom.layout import SYSTEM_PATH_CONF
+
+    previous = spark.conf.get(SYSTEM_PATH_CONF, None)
+    spark.conf.set(SYSTEM_PATH_CONF, str(path))
+    try:
+        yield path
+    finally:
+        if previous is None:
+            spark.conf.unset(SYSTEM_PATH_CONF)
+        else:
+            spark.conf.set(SYSTEM_PATH_CONF, previous)
+
+
+@pytest.fixture
+def system_path(spark, tmp_path):
+    """A fresh, empty `spark.hsbloom.system.path` for one test, so its indexes are its own."""
+    with _system_path_set_to(spark, tmp_path / "hsbloom-system") as path:
+        yield path
+
+
+@pytest.fixture(scope="module")
+def module_system_path(spark, tmp_path_factory):
+    """A fresh `spark.hsbloom.system.path` shared by the tests of one module."""
+    with _system_path_set_to(spark, tmp_path_factory.mktemp("hsbloom-system")) as path:
+        yield path

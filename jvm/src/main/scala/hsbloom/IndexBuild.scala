@@ -38,9 +38,9 @@ import org.apache.spark.util.AccumulatorV2
  *     driver assembles the ranges and writes the global table in chunks.
  */
 object IndexBuild {
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
   val NumBuckets: Int = 64
   private val BucketShift = 58 // 64 - log2(NumBuckets)
-  private val GlobalChunkBytes: Int = 4 * 1024 * 1024
   /** Hashes one file's column may buffer before its filter is built at a fixed large size instead. */
   val DefaultMaxBufferedHashes: Int = 1 << 22
   /** The distinct count assumed for such a large file (folded down afterwards). */
@@ -110,10 +110,16 @@ object IndexBuild {
     new ObjectMapper().writeValueAsString(summary)
   }
 
+  /**
+   * Runs `body` with `description` on its jobs. A job group the caller set
+   * (create_index sets one per index, to cancel exactly its own jobs) is kept;
+   * without one, the jobs get the group `hsbloom-build`.
+   */
   private def withJobDescription[T](sc: SparkContext, description: String)(body: => T): T = {
     val keys = Seq("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
     val saved = keys.map(k => k -> sc.getLocalProperty(k))
-    sc.setJobGroup("hsbloom-build", description, interruptOnCancel = true)
+    if (sc.getLocalProperty("spark.jobGroup.id") == null) sc.setJobGroup("hsbloom-build", description, interruptOnCancel = true)
+    else sc.setJobDescription(description)
     try body finally saved.foreach { case (k, v) => sc.setLocalProperty(k, v) }
   }
 
@@ -162,7 +168,9 @@ object IndexBuild {
         row
       })
     val filesPath = new Path(request.dataPath, "files").toString
-    spark.createDataFrame(fileRows, FileTableSchema).write.mode("errorifexists").parquet(filesPath)
+    val started = System.nanoTime()
+    writeTable(spark.createDataFrame(fileRows, FileTableSchema), "errorifexists", filesPath)
+    val scanned = System.nanoTime()
 
     // Files that produced no rows (empty, or every row deleted) get an empty filter.
     val stats = fileStats.value.asScala.toSeq
@@ -171,51 +179,55 @@ object IndexBuild {
     val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
     if (missing.nonEmpty) {
       val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, emptyFilter)
-      spark.createDataFrame(sc.parallelize(rows, 1), FileTableSchema).write.mode("append").parquet(filesPath)
+      writeTable(spark.createDataFrame(sc.parallelize(rows, 1), FileTableSchema), "append", filesPath)
     }
     val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
 
     // Job two: the global filters, from the bucket partitions of the same shuffle.
-    val global = if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, sketches) else Map.empty[String, (Long, Long)]
+    val global =
+      if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, globalPartitions, sketches)
+      else Map.empty[String, (Long, Long)]
+    val done = System.nanoTime()
+    log.info(f"${request.description}: scan and file-level table ${(scanned - started) / 1e9}%.2f s, " +
+      f"empty files and global filters ${(done - scanned) / 1e9}%.2f s")
     summarize(spark, request, allStats, global)
   }
+
+  /**
+   * Writes an index table. Filters are about half ones at random, which no
+   * codec or dictionary shrinks, so both are off rather than spending CPU on them.
+   */
+  private def writeTable(table: DataFrame, mode: String, path: String): Unit =
+    table.write.mode(mode).option("compression", "uncompressed").option("parquet.enable.dictionary", "false").parquet(path)
 
   /** One row of the file-level table, without its filter: what the summary needs. */
   final case class FileStats(fileId: Long, column: String, rows: Long, nulls: Long, ndv: Long, filterBytes: Long)
 
   /**
-   * Builds each column's global filter from the bucket partitions, sized from
-   * the merged HyperLogLogs, and writes the global table in chunks. Returns per
-   * column (distinct estimate, filter bytes).
+   * Builds each column's global filter from the bucket partitions and writes
+   * the global table: the size comes from the merged HyperLogLogs (at least one
+   * block per bucket), each bucket's reducer fills its own block range and
+   * writes it as one chunk (bucket 0's chunk starts with the header), so no
+   * filter passes through the driver. Returns per column (distinct estimate,
+   * serialized bytes).
    */
   private def buildGlobal(
       spark: SparkSession,
       request: Request,
       shuffled: RDD[(BuildKey, Payload)],
       filePartitions: Int,
+      globalPartitions: Int,
       sketches: SketchAccumulator): Map[String, (Long, Long)] = {
-    val sc = spark.sparkContext
     val ndvs = sketches.value.map(_.estimate)
-    val blocks = ndvs.map(n => Sbbf.forNdv(n, request.fpp).numBlocks)
-    val ranges = PartitionPruningRDD.create(shuffled, _ >= filePartitions)
-      .mapPartitions(records => reduceGlobal(records, blocks))
-      .collect()
-    val filters = blocks.map(b => new Array[Int](b * 8))
-    ranges.foreach { case (c, firstBlock, words) =>
-      val target = filters(c)
-      var i = 0
-      while (i < words.length) { target(firstBlock * 8 + i) |= words(i); i += 1 }
-    }
-    val serialized = filters.map(words => Sbbf.wrap(words).toBytes)
-    val chunkRows = request.columns.indices.flatMap { c =>
-      val chunks = serialized(c).grouped(GlobalChunkBytes).toSeq
-      chunks.zipWithIndex.map { case (chunk, i) =>
-        Row(request.columns(c), i, chunks.size, serialized(c).length.toLong, chunk)
+    val blocks = ndvs.map(n => math.max(NumBuckets, Sbbf.forNdv(n, request.fpp).numBlocks))
+    val columns = request.columns
+    val chunks = PartitionPruningRDD.create(shuffled, _ >= filePartitions)
+      .mapPartitionsWithIndex { case (index, records) =>
+        // A pruned RDD numbers its partitions from 0: index i is bucket partition i.
+        reduceGlobal(records, index, globalPartitions, blocks, columns)
       }
-    }
-    spark.createDataFrame(sc.parallelize(chunkRows, math.max(1, math.min(chunkRows.size / 4, sc.defaultParallelism))),
-      GlobalTableSchema).write.mode("errorifexists").parquet(new Path(request.dataPath, "global").toString)
-    request.columns.indices.map(c => request.columns(c) -> (ndvs(c), serialized(c).length.toLong)).toMap
+    writeTable(spark.createDataFrame(chunks, GlobalTableSchema), "errorifexists", new Path(request.dataPath, "global").toString)
+    columns.indices.map(c => columns(c) -> (ndvs(c), Sbbf.header(blocks(c) * 32).length + blocks(c) * 32L)).toMap
   }
 
   private def summarize(
@@ -270,11 +282,14 @@ object IndexBuild {
   /** Hashes of one column that fall in one bucket. */
   final case class BucketHashes(hashes: Array[Long]) extends Payload
 
+  private def bucketPartition(column: Int, bucket: Int, globalPartitions: Int): Int =
+    Math.floorMod(column * NumBuckets + bucket, globalPartitions)
+
   final class BuildPartitioner(filePartitions: Int, globalPartitions: Int) extends Partitioner {
     override def numPartitions: Int = filePartitions + globalPartitions
     override def getPartition(key: Any): Int = key match {
       case FileKey(id, c) => Math.floorMod(java.lang.Long.hashCode(id) * 31 + c, filePartitions)
-      case BucketKey(c, b) => filePartitions + Math.floorMod(c * NumBuckets + b, globalPartitions)
+      case BucketKey(c, b) => filePartitions + bucketPartition(c, b, globalPartitions)
     }
   }
 
@@ -299,9 +314,16 @@ object IndexBuild {
    * upper bound on the distinct ones) and folded to the target fpp, or at the
    * configured size. Returns it with the distinct-count estimate.
    */
-  private def fileFilter(hashes: Iterator[Long], nonNull: Long, base: Option[Sbbf], settings: MapSettings): (Sbbf, Long) = {
+  private def fileFilter(
+      hashes: Seq[(Array[Long], Int)],
+      nonNull: Long,
+      base: Option[Sbbf],
+      settings: MapSettings): (Sbbf, Long) = {
     val filter = base.getOrElse(Sbbf.forNdv(settings.expectedNumItems.getOrElse(nonNull), settings.fpp))
-    hashes.foreach(filter.insertHash)
+    hashes.foreach { case (values, count) =>
+      var i = 0
+      while (i < count) { filter.insertHash(values(i)); i += 1 }
+    }
     val ndv = math.min(filter.estimatedNdv, nonNull)
     if (settings.expectedNumItems.isDefined) (filter, ndv) else (filter.foldToTargetFpp(settings.fpp), ndv)
   }
@@ -396,7 +418,7 @@ object IndexBuild {
         val buffer = fileHashes(c)
         val large = Option(largeFilters(c))
         if (currentWhole) {
-          val (filter, ndv) = fileFilter(buffer.values.iterator.take(buffer.size), fileRows - fileNulls(c), large, settings)
+          val (filter, ndv) = fileFilter(Seq(buffer.values -> buffer.size), fileRows - fileNulls(c), large, settings)
           out.enqueue(FileKey(current.fileId, c) -> FileResult(current, fileRows, fileNulls(c), ndv, filter.toBytes))
         } else {
           out.enqueue(FileKey(current.fileId, c) -> FilePart(current, fileRows, fileNulls(c), buffer.toArray, large))
@@ -441,30 +463,45 @@ object IndexBuild {
         val file = ps.head.file
         val large = ps.flatMap(_.filter).reduceOption((a, b) => a.union(b))
         val (rows, nulls) = (ps.map(_.rows).sum, ps.map(_.nulls).sum)
-        val (filter, ndv) = fileFilter(ps.iterator.flatMap(_.hashes.iterator), rows - nulls, large, settings)
+        val (filter, ndv) = fileFilter(ps.map(p => p.hashes -> p.hashes.length).toSeq, rows - nulls, large, settings)
         Row(file.fileId, file.path, file.size, file.mtime, columns(k.column), rows, nulls, ndv, filter.toBytes)
       }
     }
   }
 
   /**
-   * Reduce side of the bucket partitions: each bucket's block range of its
-   * column's global filter. A filter of fewer blocks than buckets is built
-   * whole per bucket instead (the driver ORs them together).
+   * Reduce side of the bucket partitions: every bucket this partition owns
+   * (also those no hash reached) becomes one chunk of its column's global
+   * filter: its block range, `blocks / NumBuckets` blocks starting at
+   * `bucket * blocks / NumBuckets`.
    */
-  private def reduceGlobal(records: Iterator[(BuildKey, Payload)], blocks: Array[Int]): Iterator[(Int, Int, Array[Int])] = {
-    val ranges = mutable.LinkedHashMap[BucketKey, (Int, Array[Int])]()
+  private def reduceGlobal(
+      records: Iterator[(BuildKey, Payload)],
+      partition: Int,
+      globalPartitions: Int,
+      blocks: Array[Int],
+      columns: Seq[String]): Iterator[Row] = {
+    val owned = for {
+      c <- columns.indices
+      b <- 0 until NumBuckets
+      if bucketPartition(c, b, globalPartitions) == partition
+    } yield BucketKey(c, b)
+    val slices = owned.map(k => k -> new Array[Int](blocks(k.column) / NumBuckets * 8)).toMap
     records.foreach {
       case (k: BucketKey, BucketHashes(hashes)) =>
         val total = blocks(k.column)
-        val (first, words) = ranges.getOrElseUpdate(k, {
-          if (total >= NumBuckets) (k.bucket * (total / NumBuckets), new Array[Int](total / NumBuckets * 8))
-          else (0, new Array[Int](total * 8))
-        })
-        hashes.foreach(h => Sbbf.insertHashIntoSlice(words, first, total, h))
+        val slice = slices(k)
+        val first = k.bucket * (total / NumBuckets)
+        var i = 0
+        while (i < hashes.length) { Sbbf.insertHashIntoSlice(slice, first, total, hashes(i)); i += 1 }
       case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a bucket partition")
     }
-    ranges.iterator.map { case (k, (first, words)) => (k.column, first, words) }
+    owned.iterator.map { k =>
+      val numBytes = blocks(k.column) * 32
+      val bitset = Sbbf.littleEndian(slices(k))
+      val chunk = if (k.bucket == 0) Sbbf.header(numBytes) ++ bitset else bitset
+      Row(columns(k.column), k.bucket, NumBuckets, Sbbf.header(numBytes).length + numBytes.toLong, chunk)
+    }
   }
 
   /** Per-column HyperLogLogs merged across tasks (a register-wise max: retries do not double count). */

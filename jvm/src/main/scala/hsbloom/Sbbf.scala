@@ -58,7 +58,12 @@ final class Sbbf private (private val words: Array[Int]) extends Serializable {
     this
   }
 
-  def popcount: Long = words.foldLeft(0L)((acc, w) => acc + Integer.bitCount(w))
+  def popcount: Long = {
+    var count = 0L
+    var i = 0
+    while (i < words.length) { count += Integer.bitCount(words(i)); i += 1 }
+    count
+  }
 
   /**
    * The false-positive probability implied by how full the filter is: a probe
@@ -126,11 +131,7 @@ final class Sbbf private (private val words: Array[Int]) extends Serializable {
   }
 
   /** The bitset: little-endian 32-bit words. */
-  def bitset: Array[Byte] = {
-    val out = new Array[Byte](numBytes)
-    java.nio.ByteBuffer.wrap(out).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(words)
-    out
-  }
+  def bitset: Array[Byte] = Sbbf.littleEndian(words)
 
   /** The Parquet serialization: Thrift-compact header, then the bitset. */
   def toBytes: Array[Byte] = header(numBytes) ++ bitset
@@ -171,6 +172,13 @@ object Sbbf {
   def ofBytes(numBytes: Int): Sbbf = {
     checkSize(numBytes)
     new Sbbf(new Array[Int](numBytes / 4))
+  }
+
+  /** Words as little-endian bytes: the bitset layout. */
+  def littleEndian(words: Array[Int]): Array[Byte] = {
+    val out = new Array[Byte](words.length * 4)
+    java.nio.ByteBuffer.wrap(out).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(words)
+    out
   }
 
   /** A filter over existing words (no copy); the length must be a valid size. */

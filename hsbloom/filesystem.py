@@ -1,0 +1,50 @@
+"""Hadoop FileSystem operations hsbloom needs on index directories, called through the JVM.
+
+Index data and logs may live on HDFS, S3 or ABFS, so nothing here touches
+local paths from Python: every call goes to the Hadoop FileSystem of the path,
+configured by the session's Hadoop configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class HadoopFileSystem:
+    """Directory-level operations (exists, list, delete, size) on Hadoop paths."""
+
+    def __init__(self, spark: Any) -> None:
+        self._jvm = spark._jvm
+        self.hadoop_conf = spark._jsparkSession.sessionState().newHadoopConf()
+
+    def _fs_and_path(self, path: str) -> tuple[Any, Any]:
+        jpath = self._jvm.org.apache.hadoop.fs.Path(path)
+        fs = jpath.getFileSystem(self.hadoop_conf)
+        return fs, fs.makeQualified(jpath)
+
+    def qualify(self, path: str) -> str:
+        """`path` with its scheme and authority, e.g. '/tmp/x' -> 'file:/tmp/x'."""
+        return self._fs_and_path(path)[1].toString()
+
+    def exists(self, path: str) -> bool:
+        fs, jpath = self._fs_and_path(path)
+        return bool(fs.exists(jpath))
+
+    def list_directories(self, path: str) -> list[str]:
+        """Names of the sub-directories of `path`; empty when `path` does not exist."""
+        fs, jpath = self._fs_and_path(path)
+        if not fs.exists(jpath):
+            return []
+        return sorted(status.getPath().getName() for status in fs.listStatus(jpath) if status.isDirectory())
+
+    def delete(self, path: str) -> None:
+        """Remove `path` and everything under it; nothing happens when it is absent."""
+        fs, jpath = self._fs_and_path(path)
+        fs.delete(jpath, True)
+
+    def size(self, path: str) -> int:
+        """Total bytes of the files under `path` (0 when absent)."""
+        fs, jpath = self._fs_and_path(path)
+        if not fs.exists(jpath):
+            return 0
+        return int(fs.getContentSummary(jpath).getLength())

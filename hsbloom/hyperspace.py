@@ -1,0 +1,67 @@
+"""Hyperspace: the user-facing entry point for managing hsbloom indexes.
+
+A thin facade over hsbloom.actions (operations that change an index, each a
+step of its operation log) and hsbloom.catalog (reading what exists), in the
+style of Delta's `DeltaTable` and Hyperspace's `Hyperspace` class:
+
+    hs = hsbloom.Hyperspace(spark)
+    hs.create_index(spark.read.parquet(path), hsbloom.BFIndexConfig("events_ids", ["user_id"]))
+    hs.indexes().show()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hsbloom import actions, catalog
+from hsbloom.catalog import IndexInfo
+from hsbloom.config import BFIndexConfig
+
+
+class Hyperspace:
+    """Create, list and manage the Bloom filter indexes of a SparkSession's system path."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+
+    def create_index(self, df: Any, config: BFIndexConfig) -> None:
+        """Index `config.indexed_columns` of the files `df` scans (a plain scan of a Parquet, ORC,
+        CSV or JSON path, a catalog table over files, or a Delta table at a version).
+
+        Raises InvalidConfigError / UnsupportedSourceError before writing anything, IndexExistsError
+        if the name is taken, ConcurrentOperationError if another writer is at work on it, and
+        IndexBuildError (with the cause chained) if the build fails, after undoing its effects.
+        """
+        actions.create_index(self.spark, df, config)
+
+    def delete_index(self, name: str) -> None:
+        """Soft-delete an ACTIVE index: queries stop using it; restore_index brings it back."""
+        actions.delete_index(self.spark, name)
+
+    def restore_index(self, name: str) -> None:
+        """Make a DELETED index ACTIVE again."""
+        actions.restore_index(self.spark, name)
+
+    def vacuum_index(self, name: str) -> None:
+        """Remove a DELETED index's data for good (freeing its name), or an ACTIVE index's old versions."""
+        actions.vacuum_index(self.spark, name)
+
+    def cancel(self, name: str) -> None:
+        """Return an index whose operation was interrupted to the stable state that operation started from."""
+        actions.cancel(self.spark, name)
+
+    def refresh_index(self, name: str, mode: str = "full") -> None:
+        """Bring an index up to date with its source (not yet available)."""
+        raise NotImplementedError(f"refresh_index({name!r}, mode={mode!r}) arrives with the refresh work")
+
+    def explain(self, df: Any) -> str:
+        """Show which indexes a query would use (not yet available)."""
+        raise NotImplementedError("explain arrives with the query-side (file pruning) work")
+
+    def indexes(self) -> Any:
+        """A DataFrame of all indexes: name, indexed_columns, state, source, num_files, index_size (bytes), fpp."""
+        return catalog.indexes_dataframe(self.spark)
+
+    def index(self, name: str) -> IndexInfo:
+        """Details of one index and per-column statistics (rows, nulls, distinct values, filter sizes)."""
+        return catalog.index_info(self.spark, name)

@@ -1,0 +1,66 @@
+"""Where an index's log and data live.
+
+    <system path>/<index name>/_hsbloom_log/00000000000000000000.json   operation log
+    <system path>/<index name>/v__=<N>/files/                          file-level index table
+    <system path>/<index name>/v__=<N>/global/                         global filters
+
+The system path is `spark.hsbloom.system.path`, by default `_hsbloom` under
+`spark.sql.warehouse.dir`: the leading underscore makes Spark's file listing
+skip it, so it can never be mistaken for a table's data. Every build writes a
+new version directory `v__=N`, so the partial data of a crashed build is never
+read or reused; vacuum removes versions the log no longer points at.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from hsbloom.config import validate_index_name
+
+SYSTEM_PATH_CONF = "spark.hsbloom.system.path"
+DEFAULT_SYSTEM_DIR = "_hsbloom"
+LOG_DIR = "_hsbloom_log"
+VERSION_PREFIX = "v__="
+FILES_TABLE = "files"
+GLOBAL_TABLE = "global"
+_VERSION_DIR = re.compile(r"v__=(\d+)")
+
+
+def system_path(spark: Any) -> str:
+    """The directory holding all indexes of this session (not qualified)."""
+    configured = spark.conf.get(SYSTEM_PATH_CONF, None)
+    if configured:
+        return configured.rstrip("/") or "/"
+    warehouse = spark.conf.get("spark.sql.warehouse.dir")
+    return f"{warehouse.rstrip('/')}/{DEFAULT_SYSTEM_DIR}"
+
+
+@dataclass(frozen=True)
+class IndexLayout:
+    """The paths of one index under a (qualified) system path."""
+
+    system_path: str
+    name: str
+
+    def __post_init__(self) -> None:
+        validate_index_name(self.name)
+
+    @property
+    def index_path(self) -> str:
+        return f"{self.system_path.rstrip('/')}/{self.name}"
+
+    @property
+    def log_path(self) -> str:
+        return f"{self.index_path}/{LOG_DIR}"
+
+    def data_path(self, version: int) -> str:
+        """The data directory of index version `version`."""
+        return f"{self.index_path}/{VERSION_PREFIX}{version}"
+
+
+def data_version_of(directory_name: str) -> int | None:
+    """N for a directory named 'v__=N', else None."""
+    match = _VERSION_DIR.fullmatch(directory_name)
+    return int(match.group(1)) if match else None

@@ -1,0 +1,269 @@
+"""The operation log: an index's history as numbered JSON entries, each written once.
+
+Entry N lives at `<index>/_hsbloom_log/<N zero-padded to 20 digits>.json` and is
+created only if absent (jvm/src/main/scala/hsbloom/LogStore.scala), so when
+two writers race for the same N exactly one wins and the other learns it lost.
+An operation appends a transient entry (CREATING, DELETING, ...) and then a
+stable one (ACTIVE, DELETED, DOESNOTEXIST); readers use the latest stable
+entry, so a writer that crashes in between leaves the previous stable state
+readable. Entries are data only (no class names, nothing executable); see
+docs/log.md for the format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, Iterator
+
+from hsbloom.config import BFIndexConfig
+from hsbloom.errors import CorruptLogError
+from hsbloom.sources import Source
+from hsbloom.version import __version__
+
+LOG_FORMAT_VERSION = 1
+_ID_DIGITS = 20
+
+
+class State(str, Enum):
+    CREATING = "CREATING"
+    ACTIVE = "ACTIVE"
+    DELETING = "DELETING"
+    DELETED = "DELETED"
+    RESTORING = "RESTORING"
+    VACUUMING = "VACUUMING"
+    REFRESHING = "REFRESHING"
+    DOESNOTEXIST = "DOESNOTEXIST"
+
+    @property
+    def is_stable(self) -> bool:
+        return self in STABLE_STATES
+
+
+STABLE_STATES = frozenset({State.ACTIVE, State.DELETED, State.DOESNOTEXIST})
+
+# For each transient state: the stable states (None: no log yet) an operation may start
+# from, and the stable states that complete it. Any transient entry may instead be
+# followed by its starting state again (rollback or cancel).
+TRANSITIONS: dict[State, tuple[frozenset[State | None], frozenset[State]]] = {
+    State.CREATING: (frozenset({None, State.DOESNOTEXIST}), frozenset({State.ACTIVE})),
+    State.DELETING: (frozenset({State.ACTIVE}), frozenset({State.DELETED})),
+    State.RESTORING: (frozenset({State.DELETED}), frozenset({State.ACTIVE})),
+    State.VACUUMING: (
+        frozenset({State.ACTIVE, State.DELETED, State.DOESNOTEXIST}),
+        frozenset({State.ACTIVE, State.DOESNOTEXIST}),
+    ),
+    State.REFRESHING: (frozenset({State.ACTIVE}), frozenset({State.ACTIVE})),
+}
+
+
+# Operations this process is running, by operation id: a log entry written by this
+# process whose operation is not in here has a writer that is provably gone.
+_running_operations: set[str] = set()
+_running_lock = threading.Lock()
+
+
+@contextmanager
+def running(operation_id: str) -> Iterator[None]:
+    """Mark `operation_id` as running in this process for the duration of the block."""
+    with _running_lock:
+        _running_operations.add(operation_id)
+    try:
+        yield
+    finally:
+        with _running_lock:
+            _running_operations.discard(operation_id)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    return True
+
+
+@dataclass(frozen=True)
+class Writer:
+    """Who wrote an entry: enough to tell, on the same host, whether that writer is still alive."""
+
+    host: str
+    pid: int
+    operation_id: str
+
+    @classmethod
+    def current(cls) -> "Writer":
+        return cls(host=socket.gethostname(), pid=os.getpid(), operation_id=uuid.uuid4().hex)
+
+    def is_provably_dead(self) -> bool:
+        """True only when certain: same host and the process is gone, or this process no longer runs it.
+
+        A writer on another host, or whose process id now belongs to another
+        process, is not provably dead: the index then stays busy until cancel().
+        """
+        if self.host != socket.gethostname():
+            return False
+        if self.pid == os.getpid():
+            with _running_lock:
+                return self.operation_id not in _running_operations
+        return not _process_exists(self.pid)
+
+    def describe(self) -> str:
+        return f"process {self.pid} on host {self.host}"
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One step of an index's history; stable entries carry everything a reader needs."""
+
+    id: int
+    state: State
+    operation: str  # create, delete, restore, vacuum, refresh, cancel
+    writer: Writer
+    timestamp_ms: int = field(default_factory=now_ms)
+    hsbloom_version: str = __version__
+    config: BFIndexConfig | None = None
+    source: Source | None = None
+    data_version: int | None = None
+    data_path: str | None = None  # qualified path of the data directory, for information
+    summary: dict[str, Any] | None = None  # what the build returned
+    message: str | None = None  # why a rollback or cancel happened
+
+    def successor(self, state: State, operation: str, writer: Writer, **changes: Any) -> "LogEntry":
+        """The next entry: this one's content with a new id, state, operation, writer and time."""
+        return replace(
+            self,
+            id=self.id + 1,
+            state=state,
+            operation=operation,
+            writer=writer,
+            timestamp_ms=now_ms(),
+            hsbloom_version=__version__,
+            message=None,
+            **changes,
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "log_format": LOG_FORMAT_VERSION,
+                "id": self.id,
+                "state": self.state.value,
+                "operation": self.operation,
+                "timestamp_ms": self.timestamp_ms,
+                "hsbloom_version": self.hsbloom_version,
+                "writer": {"host": self.writer.host, "pid": self.writer.pid, "operation_id": self.writer.operation_id},
+                "config": self.config.to_dict() if self.config else None,
+                "source": self.source.to_dict() if self.source else None,
+                "data_version": self.data_version,
+                "data_path": self.data_path,
+                "summary": self.summary,
+                "message": self.message,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "LogEntry":
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("a log entry is a JSON object")
+        if data.get("log_format") != LOG_FORMAT_VERSION:
+            raise ValueError(f"log format {data.get('log_format')!r}; this hsbloom reads format {LOG_FORMAT_VERSION}")
+        writer = data["writer"]
+        return cls(
+            id=int(data["id"]),
+            state=State(data["state"]),
+            operation=str(data["operation"]),
+            writer=Writer(host=str(writer["host"]), pid=int(writer["pid"]), operation_id=str(writer["operation_id"])),
+            timestamp_ms=int(data["timestamp_ms"]),
+            hsbloom_version=str(data["hsbloom_version"]),
+            config=BFIndexConfig.from_dict(data["config"]) if data.get("config") else None,
+            source=Source.from_dict(data["source"]) if data.get("source") else None,
+            data_version=data.get("data_version"),
+            data_path=data.get("data_path"),
+            summary=data.get("summary"),
+            message=data.get("message"),
+        )
+
+
+def check_transition(previous: LogEntry | None, state: State) -> None:
+    """Raise ValueError unless an entry in `state` may follow `previous` (None: an empty log)."""
+    previous_state = previous.state if previous else None
+    if previous is None or previous.state.is_stable:
+        if state.is_stable or previous_state not in TRANSITIONS[state][0]:
+            raise ValueError(f"{state.value} cannot follow {previous_state.value if previous_state else 'an empty log'}")
+    elif not state.is_stable:
+        raise ValueError(f"{state.value} cannot follow the transient {previous.state.value}; a stable state must")
+
+
+class OperationLog:
+    """The log directory of one index, read and appended through the Hadoop FileSystem."""
+
+    def __init__(self, spark: Any, log_path: str) -> None:
+        self.log_path = log_path
+        self._store = spark._jvm.hsbloom.LogStore
+        self._hadoop_conf = spark._jsparkSession.sessionState().newHadoopConf()
+
+    def entry_path(self, entry_id: int) -> str:
+        return f"{self.log_path}/{entry_id:0{_ID_DIGITS}d}.json"
+
+    def ids(self) -> list[int]:
+        names = self._store.list(self.log_path, self._hadoop_conf)
+        return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+    def read(self, entry_id: int) -> LogEntry:
+        path = self.entry_path(entry_id)
+        text = self._store.read(path, self._hadoop_conf)
+        if text is None:
+            raise CorruptLogError(f"log entry {path} does not exist")
+        try:
+            entry = LogEntry.from_json(text)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CorruptLogError(f"log entry {path} is unreadable ({exc}); it may still be being written") from exc
+        if entry.id != entry_id:
+            raise CorruptLogError(f"log entry {path} claims to be entry {entry.id}")
+        return entry
+
+    def latest(self) -> LogEntry | None:
+        """The newest entry, stable or not (None for an empty log)."""
+        ids = self.ids()
+        return self.read(ids[-1]) if ids else None
+
+    def latest_stable(self) -> LogEntry | None:
+        """The newest stable entry: what readers use. A last entry still being written is skipped."""
+        ids = self.ids()
+        for position, entry_id in enumerate(reversed(ids)):
+            try:
+                entry = self.read(entry_id)
+            except CorruptLogError:
+                if position == 0:
+                    continue
+                raise
+            if entry.state.is_stable:
+                return entry
+        return None
+
+    def entries(self) -> list[LogEntry]:
+        return [self.read(i) for i in self.ids()]
+
+    def append(self, previous: LogEntry | None, entry: LogEntry) -> bool:
+        """Write `entry` right after `previous`; False if another writer already wrote that id."""
+        expected_id = previous.id + 1 if previous else 0
+        if entry.id != expected_id:
+            raise ValueError(f"entry {entry.id} cannot follow entry {previous.id if previous else None}")
+        check_transition(previous, entry.state)
+        return bool(self._store.createIfAbsent(self.entry_path(entry.id), entry.to_json(), self._hadoop_conf))

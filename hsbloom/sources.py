@@ -1,0 +1,108 @@
+"""What an index is built from: a DataFrame resolved to its files and their fingerprints.
+
+The plan inspection runs in the jar (jvm/src/main/scala/hsbloom/Sources.scala),
+which walks the analyzed plan and lists the relation's files with Spark's own
+FileIndex (Delta's for Delta tables). This module turns its answer into typed
+values, or into an UnsupportedSourceError naming what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from hsbloom.errors import UnsupportedSourceError
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One source file and its fingerprint; `file_id` numbers the files of one index version from 0."""
+
+    file_id: int
+    path: str  # the qualified Hadoop Path string, as the relation's FileIndex lists it
+    size: int  # bytes
+    mtime: int  # modification time, ms since the epoch
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.file_id, "path": self.path, "size": self.size, "mtime": self.mtime}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SourceFile":
+        return cls(file_id=int(data["id"]), path=str(data["path"]), size=int(data["size"]), mtime=int(data["mtime"]))
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file source as indexed: format, where, how it is read, and the files at that moment."""
+
+    format: str  # parquet, orc, csv, json or delta
+    root_paths: tuple[str, ...]
+    options: dict[str, str]  # read options (Spark's redaction applied), without the path
+    table: str | None  # catalog table name, when read as a table
+    delta_version: int | None  # Delta snapshot version read
+    schema: dict[str, str]  # column name -> Spark type, of the DataFrame as given
+    partition_columns: tuple[str, ...]
+    files: tuple[SourceFile, ...] = field(repr=False)
+
+    def describe(self) -> str:
+        """A one-line description for listings, e.g. 'delta default.events @ version 3'."""
+        where = self.table or ", ".join(self.root_paths)
+        version = f" @ version {self.delta_version}" if self.delta_version is not None else ""
+        return f"{self.format} {where}{version}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "root_paths": list(self.root_paths),
+            "options": dict(self.options),
+            "table": self.table,
+            "delta_version": self.delta_version,
+            "schema": dict(self.schema),
+            "partition_columns": list(self.partition_columns),
+            "files": [f.to_dict() for f in self.files],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Source":
+        return cls(
+            format=str(data["format"]),
+            root_paths=tuple(data["root_paths"]),
+            options=dict(data["options"]),
+            table=data.get("table"),
+            delta_version=data.get("delta_version"),
+            schema=dict(data["schema"]),
+            partition_columns=tuple(data.get("partition_columns", ())),
+            files=tuple(SourceFile.from_dict(f) for f in data["files"]),
+        )
+
+
+def resolve_source(spark: Any, df: Any, columns: Sequence[str]) -> tuple[Source, tuple[str, ...]]:
+    """The source `df` scans and `columns` as the DataFrame spells them; raises UnsupportedSourceError.
+
+    Refused: anything but a plain scan of files with an optional plain column
+    selection (joins, aggregates, filters, unions, spark.range, local data,
+    streams...), unknown columns and types hsbloom cannot index.
+    """
+    from pyspark.sql import DataFrame
+
+    if not isinstance(df, DataFrame):
+        raise UnsupportedSourceError(f"create_index needs a pyspark DataFrame, got {type(df).__name__}")
+    answer = json.loads(spark._jvm.hsbloom.Sources.describe(df._jdf, json.dumps(list(columns))))
+    if "error" in answer:
+        raise UnsupportedSourceError(answer["error"])
+    files = tuple(
+        SourceFile(file_id=i, path=f["path"], size=int(f["size"]), mtime=int(f["mtime"]))
+        for i, f in enumerate(answer["files"])
+    )
+    source = Source(
+        format=answer["format"],
+        root_paths=tuple(answer["root_paths"]),
+        options=dict(answer["options"]),
+        table=answer["table"],
+        delta_version=answer["delta_version"],
+        schema=dict(answer["schema"]),
+        partition_columns=tuple(answer["partition_columns"]),
+        files=files,
+    )
+    return source, tuple(answer["columns"])

@@ -1,0 +1,78 @@
+"""Another writer process for the concurrency tests (run as a script, with its own SparkSession).
+
+    index_writer.py race  SYSTEM_PATH DATA_PATH NAME GO_FILE
+        prints READY once Spark is up, waits for GO_FILE to exist, calls create_index and
+        prints one JSON line: {"outcome": "created"} or {"outcome": "error", "type": ..., "message": ...}
+    index_writer.py stall SYSTEM_PATH DATA_PATH NAME
+        occupies the only task slot with a long JVM-side sleep, then calls create_index, whose
+        build job therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists,
+        and waits to be killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+import hsbloom
+from hsbloom import BFIndexConfig, Hyperspace
+
+
+def start_spark(system_path: str) -> SparkSession:
+    builder = (
+        SparkSession.builder.master("local[1]")
+        .appName("hsbloom-test-writer")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.hsbloom.system.path", system_path)
+    )
+    spark = hsbloom.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def race(system_path: str, data_path: str, name: str, go_file: str) -> None:
+    spark = start_spark(system_path)
+    df = spark.read.parquet(data_path)
+    print("READY", flush=True)
+    while not Path(go_file).exists():
+        time.sleep(0.005)
+    try:
+        Hyperspace(spark).create_index(df, BFIndexConfig(name, ["id"]))
+        print(json.dumps({"outcome": "created"}), flush=True)
+    except Exception as exc:  # report every failure to the test, which judges it
+        print(json.dumps({"outcome": "error", "type": type(exc).__name__, "message": str(exc)}), flush=True)
+
+
+def stall(system_path: str, data_path: str, name: str) -> None:
+    spark = start_spark(system_path)
+    sc = spark.sparkContext
+    df = spark.read.parquet(data_path)  # schema read before the slot is taken
+
+    def occupy_the_only_slot() -> None:
+        spark.range(1, numPartitions=1).selectExpr("reflect('java.lang.Thread', 'sleep', 3600000L)").collect()
+
+    threading.Thread(target=occupy_the_only_slot, daemon=True).start()
+    while not sc.statusTracker().getActiveStageIds():
+        time.sleep(0.05)
+    threading.Thread(
+        target=lambda: Hyperspace(spark).create_index(df, BFIndexConfig(name, ["id"])), daemon=True
+    ).start()
+    while len(sc.statusTracker().getActiveJobsIds()) < 2:  # the sleeper and the build's first job
+        time.sleep(0.05)
+    jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    print(f"BUILD_JOB_SUBMITTED {jvm_pid} {os.getpid()}", flush=True)
+    time.sleep(3600)
+
+
+if __name__ == "__main__":
+    mode, *args = sys.argv[1:]
+    {"race": race, "stall": stall}[mode](*args)
