@@ -15,6 +15,6 @@ def explain_string(df: Any) -> str:
     return df.sparkSession._jvm.hsbloom.PruningExplain.explain(df._jdf)
 
 
-def explain(df: Any) -> None:
-    """Print `explain_string(df)`."""
-    print(explain_string(df))
+def forget_index_listing(spark: Any) -> None:
+    """Make the next query re-read which indexes are ACTIVE (the JVM caches it; docs/pruning.md)."""
+    spark._jvm.hsbloom.IndexCatalog.invalidate()

@@ -206,7 +206,7 @@ def test_catalog_table_over_indexed_files_is_pruned(spark, tmp_path):
     spark.range(0, 2000, numPartitions=10).select(F.col("id").alias("key")).write.saveAsTable("pruning_tbl")
     try:
         location = spark.sql("DESCRIBE TABLE EXTENDED pruning_tbl").where("col_name = 'Location'").first().data_type
-        create_index(spark, location, "tbl_key", ["key"])
+        create_index(spark, location, "tbl_key", ["key"], df=spark.table("pruning_tbl"))
         off, on = both(spark, lambda: spark.table("pruning_tbl").where("key = 77"))
         assert on == off == [(77,)]
         hsbloom.enable(spark)
@@ -261,7 +261,9 @@ def test_delta_tables_are_left_unpruned_and_answers_stay_correct(spark, tmp_path
 def test_explain_shows_both_plans_the_index_and_file_counts(spark, wide):
     df = spark.read.parquet(wide)
     key = df.first().key
-    text = explain_string(df.where(F.col("key") == key))
+    printed: list[str] = []
+    hsbloom.Hyperspace(spark).explain(df.where(F.col("key") == key), redirect_func=printed.append)
+    text = printed[0]
     assert "Plan with hsbloom" in text and "Plan without hsbloom" in text
     assert "PrunedFileIndex" in text and "InMemoryFileIndex" in text
     assert "wide_key" in text
