@@ -129,31 +129,22 @@ object PredicateTranslation {
       try Some(Seq(ParquetHash.hashValue(value, dt))) catch { case _: IllegalArgumentException => None }
   }
 
-  private def and(children: Seq[FilePredicate]): FilePredicate = {
-    val flat = children.flatMap {
-      case AllOf(cs) => cs
-      case MayMatch => Nil
-      case p => Seq(p)
-    }
-    if (flat.contains(NoMatch)) NoMatch
-    else flat match {
-      case Seq() => MayMatch
-      case Seq(one) => one
-      case many => AllOf(many)
-    }
-  }
+  private def and(children: Seq[FilePredicate]): FilePredicate =
+    combine(children, neutral = MayMatch, absorbing = NoMatch, { case AllOf(cs) => cs }, AllOf(_))
 
-  private def or(children: Seq[FilePredicate]): FilePredicate = {
-    val flat = children.flatMap {
-      case AnyOf(cs) => cs
-      case NoMatch => Nil
-      case p => Seq(p)
-    }
-    if (flat.contains(MayMatch)) MayMatch
+  private def or(children: Seq[FilePredicate]): FilePredicate =
+    combine(children, neutral = NoMatch, absorbing = MayMatch, { case AnyOf(cs) => cs }, AnyOf(_))
+
+  /** Flattens nested nodes of the same kind, drops `neutral`, and collapses on `absorbing`. */
+  private def combine(children: Seq[FilePredicate], neutral: FilePredicate, absorbing: FilePredicate,
+      nested: PartialFunction[FilePredicate, Seq[FilePredicate]], node: Seq[FilePredicate] => FilePredicate)
+      : FilePredicate = {
+    val flat = children.flatMap(c => nested.applyOrElse(c, (p: FilePredicate) => Seq(p))).filter(_ != neutral)
+    if (flat.contains(absorbing)) absorbing
     else flat match {
-      case Seq() => NoMatch
+      case Seq() => neutral
       case Seq(one) => one
-      case many => AnyOf(many)
+      case many => node(many)
     }
   }
 
