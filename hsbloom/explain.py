@@ -12,6 +12,10 @@ from typing import Any
 
 def explain_string(df: Any) -> str:
     """The physical plan with and without hsbloom, the indexes used, and files before and after pruning."""
+    from pyspark.sql import DataFrame
+
+    if not isinstance(df, DataFrame):
+        raise TypeError(f"explain needs a pyspark DataFrame, got {type(df).__name__}")
     return df.sparkSession._jvm.hsbloom.PruningExplain.explain(df._jdf)
 
 

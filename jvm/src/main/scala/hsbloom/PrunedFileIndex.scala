@@ -71,11 +71,15 @@ final class PrunedFileIndex(
     }
   }
 
+  /** What pruning depends on, without expression ids: two scans of one table compare equal (exchange reuse). */
+  private def identity: (FileIndex, Seq[(String, String, String, String)]) = (delegate,
+    columns.map(c => (c.attribute.name, c.attribute.dataType.simpleString, c.index.dataPath, c.indexColumn)))
+
   override def equals(other: Any): Boolean = other match {
-    case p: PrunedFileIndex => p.delegate == delegate && p.columns == columns
+    case p: PrunedFileIndex => p.identity == identity
     case _ => false
   }
-  override def hashCode: Int = delegate.hashCode * 31 + columns.hashCode
+  override def hashCode: Int = identity.hashCode
   override def toString: String =
     s"PrunedFileIndex(${columns.map(c => s"${c.attribute.name} by ${c.index.entry.indexName}").mkString(", ")}; $delegate)"
 }
