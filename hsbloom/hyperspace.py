@@ -11,9 +11,9 @@ style of Delta's `DeltaTable` and Hyperspace's `Hyperspace` class:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from hsbloom import actions, catalog
+from hsbloom import actions, catalog, explain
 from hsbloom.catalog import IndexInfo
 from hsbloom.config import BFIndexConfig
 
@@ -32,31 +32,51 @@ class Hyperspace:
         if the name is taken, ConcurrentOperationError if another writer is at work on it, and
         IndexBuildError (with the cause chained) if the build fails, after undoing its effects.
         """
-        actions.create_index(self.spark, df, config)
+        try:
+            actions.create_index(self.spark, df, config)
+        finally:
+            self._indexes_changed()
 
     def delete_index(self, name: str) -> None:
         """Soft-delete an ACTIVE index: queries stop using it; restore_index brings it back."""
-        actions.delete_index(self.spark, name)
+        try:
+            actions.delete_index(self.spark, name)
+        finally:
+            self._indexes_changed()
 
     def restore_index(self, name: str) -> None:
         """Make a DELETED index ACTIVE again."""
-        actions.restore_index(self.spark, name)
+        try:
+            actions.restore_index(self.spark, name)
+        finally:
+            self._indexes_changed()
 
     def vacuum_index(self, name: str) -> None:
         """Remove a DELETED index's data for good (freeing its name), or an ACTIVE index's old versions."""
-        actions.vacuum_index(self.spark, name)
+        try:
+            actions.vacuum_index(self.spark, name)
+        finally:
+            self._indexes_changed()
 
     def cancel(self, name: str) -> None:
         """Return an index whose operation was interrupted to the stable state that operation started from."""
-        actions.cancel(self.spark, name)
+        try:
+            actions.cancel(self.spark, name)
+        finally:
+            self._indexes_changed()
 
     def refresh_index(self, name: str, mode: str = "full") -> None:
         """Bring an index up to date with its source (not yet available)."""
         raise NotImplementedError(f"refresh_index({name!r}, mode={mode!r}) arrives with the refresh work")
 
-    def explain(self, df: Any) -> str:
-        """Show which indexes a query would use (not yet available)."""
-        raise NotImplementedError("explain arrives with the query-side (file pruning) work")
+    def explain(self, df: Any, redirect_func: Callable[[str], Any] = print) -> None:
+        """Print the plan of `df` with and without hsbloom, the indexes its scans use, and the
+        files each scan lists before and after pruning (to `redirect_func`, by default print)."""
+        redirect_func(explain.explain_string(df))
+
+    def _indexes_changed(self) -> None:
+        """Queries of this process see an index operation at once (others within the refresh interval)."""
+        explain.forget_index_listing(self.spark)
 
     def indexes(self) -> Any:
         """A DataFrame of all indexes: name, indexed_columns, state, source, num_files, index_size (bytes), fpp."""

@@ -186,7 +186,7 @@ def test_unknown_index_operations(hs, system_path):
             operation("ghost")
     with pytest.raises(NotImplementedError, match="refresh"):
         hs.refresh_index("ghost")
-    with pytest.raises(NotImplementedError, match="explain"):
+    with pytest.raises(TypeError, match="explain needs a pyspark DataFrame"):
         hs.explain(None)
 
 

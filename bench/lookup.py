@@ -1,0 +1,131 @@
+"""Point lookups and IN-lists with hsbloom's file pruning beside the alternatives, and planning cost.
+
+    ./dev.sh bench lookup [--rows N] [--files N] [--planning-files N] [--repeat N]
+
+For a random long key and a uuid string key, for `=`, IN of 10 and IN of
+1,000 values of keys that exist, the median time of:
+(a) the full scan (hsbloom off);
+(b) the same data rewritten with Parquet-native Bloom filters (hsbloom off);
+(c) hsbloom (file pruning on, index built once);
+(d) reading only the file(s) that hold a match directly: the physical limit.
+Goals: (c) within 1.5x of (d), (b) at least 2.5x (c).
+
+Then, on a table of --planning-files files, what pruning adds to planning
+(the PrunedFileIndex's own time, as hs.explain reports it): the first query of
+an index version (which loads it) and later ones. Goal: at most 0.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+
+from common import DATA, key_table, session, timed
+from pyspark.sql import functions as F
+
+import hsbloom
+from hsbloom.errors import IndexExistsError
+from hsbloom.explain import explain_string
+
+COLUMNS = ["long_key", "uuid_key"]
+
+
+def ensure_index(spark, table: str, name: str) -> None:
+    try:
+        hsbloom.Hyperspace(spark).create_index(
+            spark.read.parquet(table), hsbloom.BFIndexConfig(name, COLUMNS, fpp=0.01, global_filter=False)
+        )
+    except IndexExistsError:
+        pass
+
+
+def native_copy(spark, table: str, rows: int, files: int) -> str:
+    """The table rewritten with Parquet-native Bloom filters on both keys (written once, reused)."""
+    path = DATA / f"keys_{rows}_{files}_native"
+    if not (path / "_SUCCESS").exists():
+        print(f"writing the Parquet-native copy at {path} ...", flush=True)
+        writer = spark.read.parquet(table).repartition(files).write.mode("overwrite")
+        for c in COLUMNS:
+            writer = writer.option(f"parquet.bloom.filter.enabled#{c}", "true")
+            writer = writer.option(f"parquet.bloom.filter.expected.ndv#{c}", str(rows // files))
+        writer.parquet(str(path))
+    return str(path)
+
+
+def condition(column: str, keys: list) -> F.Column:
+    return F.col(column) == keys[0] if len(keys) == 1 else F.col(column).isin(keys)
+
+
+def pruning_ms(df) -> tuple[int, int, float]:
+    """(files before, files after, ms) of the pruned scan, as hs.explain reports it."""
+    match = re.search(r"(\d+) files -> (\d+) \(checks: .*?, ([\d.]+) ms\)", explain_string(df))
+    if not match:
+        raise RuntimeError("the query was not pruned:\n" + explain_string(df))
+    return int(match.group(1)), int(match.group(2)), float(match.group(3))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=20_000_000)
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--planning-files", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    spark = session("hsbloom-bench-lookup")
+    table = key_table(spark, args.rows, args.files)
+    native = native_copy(spark, table, args.rows, args.files)
+    ensure_index(spark, table, f"bench_lookup_{args.rows}_{args.files}")
+    sample = spark.read.parquet(table).sample(fraction=2000 / args.rows, seed=7).limit(1000).collect()
+    print(f"\n{args.rows:,} rows in {args.files} files, local[2], median of {args.repeat}")
+    print(f"{'column':10s} {'predicate':9s} {'(a) full':>9s} {'(b) native':>11s} {'(c) hsbloom':>12s} "
+          f"{'(d) limit':>10s} {'files c/d':>10s} {'c/d':>6s} {'b/c':>6s}")
+    for column in COLUMNS:
+        for label, n in [("=", 1), ("IN 10", 10), ("IN 1000", 1000)]:
+            keys = [r[column] for r in sample[:n]]
+            cond = condition(column, keys)
+            hsbloom.enable(spark)
+            matching = sorted(r[0] for r in spark.read.parquet(table).where(cond)
+                              .select(F.input_file_name()).distinct().collect())
+            hsbloom.disable(spark)
+
+            def run(path_or_paths, enabled):
+                (hsbloom.enable if enabled else hsbloom.disable)(spark)
+                paths = path_or_paths if isinstance(path_or_paths, list) else [path_or_paths]
+                return lambda: spark.read.parquet(*paths).where(cond).collect()
+
+            run(table, True)()  # warm up: loads the index version
+            full = timed(run(table, False), args.repeat)
+            nat = timed(run(native, False), args.repeat)
+            hs = timed(run(table, True), args.repeat)
+            limit = timed(run(matching, False), args.repeat)
+            hsbloom.enable(spark)
+            _, after, _ = pruning_ms(spark.read.parquet(table).where(cond))
+            hsbloom.disable(spark)
+            print(f"{column:10s} {label:9s} {full:8.2f}s {nat:10.2f}s {hs:11.2f}s {limit:9.2f}s "
+                  f"{after:>4d}/{len(matching):<5d} {hs / limit:5.2f}x {nat / hs:5.2f}x", flush=True)
+
+    # Planning cost with many indexed files.
+    many = key_table(spark, 2_000_000, args.planning_files, name=f"keys_2000000_{args.planning_files}")
+    ensure_index(spark, many, f"bench_planning_{args.planning_files}")
+    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    hsbloom.enable(spark)
+    key = spark.read.parquet(many).select("long_key").first()[0]
+    df = spark.read.parquet(many).where(F.col("long_key") == key)
+    start = time.perf_counter()
+    before, after, cold_ms = pruning_ms(df)
+    cold_total = time.perf_counter() - start
+    warm = sorted(pruning_ms(spark.read.parquet(many).where(F.col("long_key") == key))[2] for _ in range(5))
+    in1000 = [r[0] for r in spark.read.parquet(many).select("long_key").limit(1000).collect()]
+    warm_in = pruning_ms(spark.read.parquet(many).where(F.col("long_key").isin(in1000)))[2]
+    hsbloom.disable(spark)
+    print(f"\nplanning with {before:,} indexed files (2M rows): pruning to {after} file(s) took "
+          f"{cold_ms:.0f} ms on the first query of the index version (loading it; explain total "
+          f"{cold_total:.1f} s), then {warm[len(warm) // 2]:.1f} ms (median of 5) for '=' and "
+          f"{warm_in:.1f} ms for IN of 1000 (goal: at most 500 ms)")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""`hs.explain(df)`: what hsbloom does to a query.
+
+The work is in the jar (jvm/src/main/scala/hsbloom/PruningExplain.scala): it
+plans the query afresh with and without hsbloom and asks each pruned scan's
+file index what it keeps, so the numbers are the ones a real run would use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def explain_string(df: Any) -> str:
+    """The physical plan with and without hsbloom, the indexes used, and files before and after pruning."""
+    from pyspark.sql import DataFrame
+
+    if not isinstance(df, DataFrame):
+        raise TypeError(f"explain needs a pyspark DataFrame, got {type(df).__name__}")
+    return df.sparkSession._jvm.hsbloom.PruningExplain.explain(df._jdf)
+
+
+def forget_index_listing(spark: Any) -> None:
+    """Make the next query re-read which indexes are ACTIVE (the JVM caches it; docs/pruning.md)."""
+    spark._jvm.hsbloom.IndexCatalog.invalidate()

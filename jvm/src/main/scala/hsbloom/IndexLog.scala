@@ -1,0 +1,114 @@
+package hsbloom
+
+import java.io.FileNotFoundException
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/**
+ * Reading an index's operation log (written by hsbloom/log.py), as the query
+ * side needs it: the latest stable entry, and from it what the index covers
+ * and where its data lives. Only reads; the log is data, never code.
+ *
+ * Entry N is `<index>/_hsbloom_log/<N zero-padded to 20 digits>.json`. The
+ * newest entry may still be being written (a reader skips it when it does not
+ * parse); the latest entry in a stable state (ACTIVE, DELETED, DOESNOTEXIST)
+ * describes the index.
+ */
+object IndexLog {
+  val LogDir = "_hsbloom_log"
+  val FormatVersion = 1
+  val StableStates: Set[String] = Set("ACTIVE", "DELETED", "DOESNOTEXIST")
+
+  /** What an ACTIVE entry says about the index: enough to match a relation and find the data. */
+  final case class Entry(
+      indexName: String,
+      id: Long,
+      state: String,
+      indexedColumns: Seq[String],
+      fpp: Double,
+      format: String,
+      rootPaths: Seq[String],
+      options: Map[String, String],
+      table: Option[String],
+      deltaVersion: Option[Long],
+      schema: Map[String, String],
+      dataVersion: Option[Long],
+      dataPath: Option[String]) {
+    def describe: String = s"$indexName (log entry $id${dataVersion.map(v => s", data version $v").getOrElse("")})"
+  }
+
+  private val mapper = new ObjectMapper()
+
+  /**
+   * The latest stable entry of the index at `indexPath`, None when the log is
+   * absent or holds no stable entry yet. An unreadable newest entry is skipped
+   * (it may be mid-write); an unreadable older one is an error, since it would
+   * hide the state the index is really in.
+   */
+  def latestStable(indexPath: Path, conf: Configuration): Option[Entry] = {
+    val logPath = new Path(indexPath, LogDir)
+    val fs = logPath.getFileSystem(conf)
+    val ids = try {
+      fs.listStatus(logPath).toSeq.filter(_.isFile).map(_.getPath.getName)
+        .filter(n => n.endsWith(".json") && !n.startsWith(".") && n.dropRight(5).forall(_.isDigit) && n.length > 5)
+        .map(_.dropRight(5).toLong).sorted(Ordering[Long].reverse)
+    } catch { case _: FileNotFoundException => Nil }
+    var result: Option[Entry] = None
+    var position = 0
+    val it = ids.iterator
+    while (result.isEmpty && it.hasNext) {
+      val id = it.next()
+      val parsed = try Some(read(new Path(logPath, f"$id%020d.json"), conf, indexPath.getName)) catch {
+        case NonFatal(e) if position == 0 => None // the newest entry may still be being written
+      }
+      parsed.foreach { entry => if (StableStates.contains(entry.state)) result = Some(entry) }
+      position += 1
+    }
+    result
+  }
+
+  def read(path: Path, conf: Configuration, indexName: String): Entry = {
+    val fs = path.getFileSystem(conf)
+    val in = fs.open(path)
+    val text = try new String(in.readAllBytes(), UTF_8) finally in.close()
+    parse(text, indexName)
+  }
+
+  /** Parses one entry; throws IllegalArgumentException naming what is wrong. */
+  def parse(text: String, indexName: String): Entry = {
+    val root = mapper.readTree(text)
+    def req(node: JsonNode, name: String): JsonNode = Option(node.get(name)).filterNot(_.isNull)
+      .getOrElse(throw new IllegalArgumentException(s"log entry of index '$indexName' lacks '$name'"))
+    def opt(node: JsonNode, name: String): Option[JsonNode] = Option(node).flatMap(n => Option(n.get(name))).filterNot(_.isNull)
+    val format = req(root, "log_format").asInt
+    if (format != FormatVersion) {
+      throw new IllegalArgumentException(s"log entry of index '$indexName' has format $format; this hsbloom reads $FormatVersion")
+    }
+    val state = req(root, "state").asText
+    val config = opt(root, "config")
+    val source = opt(root, "source")
+    def strings(node: Option[JsonNode]): Seq[String] = node.map(_.elements.asScala.map(_.asText).toSeq).getOrElse(Nil)
+    def stringMap(node: Option[JsonNode]): Map[String, String] =
+      node.map(_.properties.asScala.map(e => e.getKey -> e.getValue.asText).toMap).getOrElse(Map.empty)
+    Entry(
+      indexName = config.flatMap(opt(_, "index_name")).map(_.asText).getOrElse(indexName),
+      id = req(root, "id").asLong,
+      state = state,
+      indexedColumns = strings(config.flatMap(opt(_, "indexed_columns"))),
+      fpp = config.flatMap(opt(_, "fpp")).map(_.asDouble).getOrElse(Double.NaN),
+      format = source.flatMap(opt(_, "format")).map(_.asText).getOrElse(""),
+      rootPaths = strings(source.flatMap(opt(_, "root_paths"))),
+      options = stringMap(source.flatMap(opt(_, "options"))),
+      table = source.flatMap(opt(_, "table")).map(_.asText),
+      deltaVersion = source.flatMap(opt(_, "delta_version")).map(_.asLong),
+      schema = stringMap(source.flatMap(opt(_, "schema"))),
+      dataVersion = opt(root, "data_version").map(_.asLong),
+      dataPath = opt(root, "data_path").map(_.asText))
+  }
+}

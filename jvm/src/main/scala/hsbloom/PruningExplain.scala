@@ -1,0 +1,56 @@
+package hsbloom
+
+import org.apache.spark.sql.catalyst.expressions.PlanExpression
+import org.apache.spark.sql.classic.Dataset
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+
+/**
+ * What hsbloom does to a query, for `hs.explain(df)` (Python: hsbloom/explain.py)
+ * and for tests: the physical plan with and without hsbloom, the indexes
+ * used, and the files each scan lists before and after pruning.
+ */
+object PruningExplain extends AdaptiveSparkPlanHelper {
+
+  /** The text `hs.explain(df)` prints. */
+  def explain(df: Dataset[_]): String = {
+    val withIndex = plan(df, enabled = true)
+    val withoutIndex = plan(df, enabled = false)
+    val scans = collect(withIndex) { case s: FileSourceScanExec => s }
+    val reports = scans.collect { s =>
+      s.relation.location match {
+        case p: PrunedFileIndex =>
+          val partitionFilters = s.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
+          val (_, report) = p.prune(partitionFilters, s.dataFilters)
+          Some(s"${p.rootPaths.mkString(", ")}\n  ${report.describe}")
+        case _ => None
+      }
+    }.flatten
+    val rule = "=" * 72
+    Seq(
+      rule, "Plan with hsbloom:", rule, withIndex.treeString,
+      rule, "Plan without hsbloom:", rule, withoutIndex.treeString,
+      rule, "Indexes used:", rule,
+      if (reports.isEmpty) "(none: no scan of this query is pruned by an hsbloom index)" else reports.mkString("\n"),
+      "").mkString("\n")
+  }
+
+  /** The physical plan of `df` planned afresh with `spark.hsbloom.enabled` set to `enabled`. */
+  private def plan(df: Dataset[_], enabled: Boolean): SparkPlan = {
+    val spark = df.sparkSession
+    val key = FilePruningRule.EnabledConf
+    val saved = spark.conf.getOption(key)
+    spark.conf.set(key, enabled.toString)
+    try spark.sessionState.executePlan(df.queryExecution.logical).sparkPlan
+    finally saved match {
+      case Some(v) => spark.conf.set(key, v)
+      case None => spark.conf.unset(key)
+    }
+  }
+
+  /** After `df` ran: its file scans' "number of files read" metric, summed (AQE stages included). */
+  def filesRead(df: Dataset[_]): Long = filesRead(df.queryExecution.executedPlan)
+
+  def filesRead(plan: SparkPlan): Long =
+    collect(plan) { case s: FileSourceScanExec => s.metrics.get("numFiles").map(_.value).getOrElse(0L) }.sum
+}

@@ -1,0 +1,271 @@
+"""File pruning end to end: how many files a lookup reads, staleness, broken indexes, Delta, tables, explain."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+import hsbloom
+from hsbloom.explain import explain_string
+from pruning_support import create_index, files_read
+
+FPP = 0.01
+
+
+def ids(df) -> list[int]:
+    return sorted(r[0] for r in df.collect())
+
+
+def both(spark, make_df):
+    """(rows with pruning off, rows with it on) of the DataFrame `make_df()` builds."""
+    hsbloom.disable(spark)
+    off = sorted(tuple(r) for r in make_df().collect())
+    hsbloom.enable(spark)
+    on = sorted(tuple(r) for r in make_df().collect())
+    return off, on
+
+
+@pytest.fixture(autouse=True)
+def pruning_disabled_afterwards(spark):
+    yield
+    hsbloom.disable(spark)
+
+
+@pytest.fixture(scope="module")
+def wide(spark, tmp_path_factory):
+    """200 files of 250 random, distinct long keys each, with an index at fpp 0.01."""
+    directory = str(tmp_path_factory.mktemp("wide") / "data")
+    (
+        spark.range(0, 50_000, numPartitions=200)
+        .select(F.xxhash64("id").alias("key"), F.col("id").alias("n"))
+        .write.parquet(directory)
+    )
+    create_index(spark, directory, "wide_key", ["key"], fpp=FPP)
+    return directory
+
+
+def test_lookups_on_200_files_read_the_file_plus_about_fpp_times_files(spark, wide):
+    df = spark.read.parquet(wide)
+    rows = df.orderBy(F.xxhash64("n", F.lit(7))).limit(10).collect()
+    assert len({f for f in spark.read.parquet(wide).inputFiles()}) == 200
+    hsbloom.enable(spark)
+    present_extra = 0
+    for r in rows:
+        lookup = df.where(F.col("key") == r.key)
+        assert [x.n for x in lookup.collect()] == [r.n]
+        read = files_read(lookup)
+        assert read >= 1
+        present_extra += read - 1
+    rng = random.Random(3)
+    missing_reads = 0
+    for _ in range(10):
+        key = rng.randint(-(2**63), 2**63 - 1)
+        lookup = df.where(F.col("key") == key)
+        assert lookup.count() == 0
+        missing_reads += files_read(lookup)
+    # Expected false positives per lookup: fpp x 199 = ~2. Allow 2.5x that on average.
+    assert present_extra / 10 <= 2.5 * FPP * 199, present_extra
+    assert missing_reads / 10 <= 2.5 * FPP * 200, missing_reads
+    hsbloom.disable(spark)
+    assert files_read(df.where(F.col("key") == rows[0].key)) == 200
+
+
+def copy_tree(source: str, target: Path) -> str:
+    shutil.copytree(source, target)
+    return str(target)
+
+
+def test_stale_index_reads_new_and_changed_files_and_ignores_deleted_ones(spark, tmp_path):
+    directory = str(tmp_path / "stale")
+    spark.range(0, 2000, numPartitions=10).select(F.col("id").alias("key")).write.parquet(directory)
+    create_index(spark, directory, "stale_key", ["key"])
+    files = sorted(p for p in os.listdir(directory) if p.endswith(".parquet"))
+    # Append a file with new keys; delete one file; rewrite another with other keys (new size and mtime).
+    spark.range(5000, 5100, numPartitions=1).select(F.col("id").alias("key")).write.mode("append").parquet(directory)
+    deleted = spark.read.parquet(f"{directory}/{files[0]}").agg(F.min("key")).first()[0]
+    os.remove(f"{directory}/{files[0]}")
+    rewritten_path = f"{directory}/{files[1]}"
+    old_key = spark.read.parquet(rewritten_path).agg(F.min("key")).first()[0]
+    replacement = tmp_path / "replacement"
+    spark.range(7000, 7300, numPartitions=1).select(F.col("id").alias("key")).write.parquet(str(replacement))
+    shutil.copy(next(replacement.glob("*.parquet")), rewritten_path)
+    for crc in Path(directory).glob(".*.crc"):  # Hadoop's checksums of the old content
+        crc.unlink()
+    df = lambda: spark.read.parquet(directory)  # noqa: E731
+    for key in [5050, deleted, old_key, 7100, 1500]:
+        off, on = both(spark, lambda: df().where(F.col("key") == key))
+        assert on == off, key
+    hsbloom.enable(spark)
+    assert ids(df().where(F.col("key") == 5050)) == [5050]  # appended file read
+    assert ids(df().where(F.col("key") == 7100)) == [7100]  # rewritten file read
+    assert ids(df().where(F.col("key") == old_key)) == []
+    assert ids(df().where(F.col("key") == deleted)) == []
+    # An unchanged key still prunes: only its file plus the two files the index does not know.
+    assert files_read(df().where(F.col("key") == 1500)) <= 3
+
+
+def test_corrupt_or_missing_index_data_means_no_pruning_and_a_warning(spark, tmp_path):
+    directory = str(tmp_path / "corrupt")
+    spark.range(0, 2000, numPartitions=10).select(F.col("id").alias("key")).write.parquet(directory)
+    data_path = create_index(spark, directory, "corrupt_key", ["key"])
+    df = spark.read.parquet(directory)
+    lookup = lambda: df.where(F.col("key") == 42)  # noqa: E731
+    hsbloom.enable(spark)
+    assert files_read(lookup()) == 1
+
+    local = Path(data_path.removeprefix("file:"))
+    part = next((local / "files").glob("*.parquet"))
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    assert ids(lookup()) == [42]
+    assert files_read(lookup()) == 10
+    assert "not pruning" in explain_string(lookup()) or "failed" in explain_string(lookup())
+
+    shutil.rmtree(local)
+    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    assert ids(lookup()) == [42]
+    assert files_read(lookup()) == 10
+    assert "failed" in explain_string(lookup())
+
+
+def test_a_corrupt_filter_keeps_only_its_own_file(spark, tmp_path):
+    directory = str(tmp_path / "badfilter")
+    spark.range(0, 2000, numPartitions=10).select(F.col("id").alias("key")).write.parquet(directory)
+    data_path = create_index(spark, directory, "badfilter_key", ["key"])
+    table = spark.read.parquet(f"{data_path}/files")
+    victim = table.orderBy("file_path").first().file_path
+    broken = table.withColumn(
+        "filter", F.when(F.col("file_path") == victim, F.lit(b"\x15\x80garbage")).otherwise(F.col("filter"))
+    ).collect()
+    shutil.rmtree(data_path.removeprefix("file:") + "/files")
+    spark.createDataFrame(broken, table.schema).coalesce(1).write.parquet(f"{data_path}/files")
+    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    hsbloom.enable(spark)
+    lookup = spark.read.parquet(directory).where(F.col("key") == 1999)
+    assert ids(lookup) == [1999]
+    assert files_read(lookup) == 2  # its own file and the one whose filter is unreadable
+
+
+def test_several_indexes_on_one_relation_combine(spark, tmp_path):
+    directory = str(tmp_path / "two")
+    spark.range(0, 3000, numPartitions=12).select(
+        F.col("id").alias("a"), F.concat(F.lit("s"), F.col("id")).alias("b"), (F.col("id") % 7).alias("c")
+    ).write.parquet(directory)
+    create_index(spark, directory, "two_a", ["a"])
+    create_index(spark, directory, "two_b", ["b"])
+    df = lambda: spark.read.parquet(directory)  # noqa: E731
+    query = lambda: df().where((F.col("a") == 5) | (F.col("b") == "s2999"))  # noqa: E731
+    off, on = both(spark, query)
+    assert on == off and len(on) == 2
+    assert files_read(query()) == 2
+    mixed = lambda: df().where((F.col("a") == 5) & (F.col("c") > 2) | (F.col("b") == "s10"))  # noqa: E731
+    off, on = both(spark, mixed)
+    assert on == off
+    assert files_read(mixed()) == 1
+    negated = lambda: df().where(~(F.col("a") == 5))  # noqa: E731
+    off, on = both(spark, negated)
+    assert on == off
+    assert files_read(negated()) == 12
+
+
+def test_is_null_uses_null_counts(spark, tmp_path):
+    directory = str(tmp_path / "nulls")
+    spark.range(0, 1000, numPartitions=10).select(
+        F.col("id"), F.when(F.col("id") == 555, None).otherwise(F.col("id")).alias("k")
+    ).write.parquet(directory)
+    create_index(spark, directory, "nulls_k", ["k"])
+    for condition in ["k IS NULL", "k <=> NULL", "k <=> 555", "k = 5 OR k IS NULL"]:
+        off, on = both(spark, lambda: spark.read.parquet(directory).where(condition))
+        assert on == off, condition
+    hsbloom.enable(spark)
+    assert files_read(spark.read.parquet(directory).where("k IS NULL")) == 1
+    assert files_read(spark.read.parquet(directory).where("k <=> NULL")) == 1
+
+
+def test_partitioned_directory_prunes_partitions_first(spark, tmp_path):
+    directory = str(tmp_path / "parts")
+    spark.range(0, 4000, numPartitions=8).select(
+        F.col("id").alias("key"), (F.col("id") % 4).alias("part")
+    ).write.partitionBy("part").parquet(directory)
+    create_index(spark, directory, "parts_key", ["key"])
+    query = lambda: spark.read.parquet(directory).where((F.col("key") == 1001) & (F.col("part") == 1))  # noqa: E731
+    off, on = both(spark, query)
+    assert on == off and len(on) == 1
+    hsbloom.disable(spark)
+    unpruned = files_read(query())
+    hsbloom.enable(spark)
+    assert files_read(query()) == 1 < unpruned
+
+
+def test_catalog_table_over_indexed_files_is_pruned(spark, tmp_path):
+    spark.range(0, 2000, numPartitions=10).select(F.col("id").alias("key")).write.saveAsTable("pruning_tbl")
+    try:
+        location = spark.sql("DESCRIBE TABLE EXTENDED pruning_tbl").where("col_name = 'Location'").first().data_type
+        create_index(spark, location, "tbl_key", ["key"], df=spark.table("pruning_tbl"))
+        off, on = both(spark, lambda: spark.table("pruning_tbl").where("key = 77"))
+        assert on == off == [(77,)]
+        hsbloom.enable(spark)
+        assert files_read(spark.table("pruning_tbl").where("key = 77")) == 1
+        assert files_read(spark.sql("SELECT * FROM pruning_tbl WHERE key IN (77, 1999)")) == 2
+    finally:
+        spark.sql("DROP TABLE IF EXISTS pruning_tbl")
+
+
+def test_a_relation_read_with_another_type_is_not_pruned(spark, tmp_path):
+    directory = str(tmp_path / "retyped")
+    spark.range(0, 1000, numPartitions=5).select(F.col("id").cast("int").alias("k")).write.parquet(directory)
+    create_index(spark, directory, "retyped_k", ["k"])
+    hsbloom.enable(spark)
+    as_long = spark.read.schema("k bigint").parquet(directory)
+    assert ids(as_long.where("k = 7")) == [7]
+    assert files_read(as_long.where("k = 7")) == 5
+    assert files_read(spark.read.parquet(directory).where("k = 7")) < 5
+
+
+def test_strings_compared_as_numbers_are_never_pruned(spark, tmp_path):
+    directory = str(tmp_path / "numeric_strings")
+    rows = [("5",), ("05",), (" 5",), ("+5",), ("005",), ("6",)]
+    spark.createDataFrame(rows, "s string").repartition(6).write.parquet(directory)
+    create_index(spark, directory, "numeric_strings_s", ["s"])
+    for condition in ["s = 5", "try_cast(s as int) = 5", "s IN (5, 6)"]:
+        query = lambda: spark.read.parquet(directory).where(condition)  # noqa: E731
+        off, on = both(spark, query)
+        assert on == off and len(on) >= 5, condition
+        assert files_read(query()) >= 5, condition
+
+
+def test_delta_tables_are_left_unpruned_and_answers_stay_correct(spark, tmp_path):
+    """Delta recognises its own file index classes (data skipping, deletion vectors); hsbloom leaves them alone."""
+    directory = str(tmp_path / "delta")
+    spark.range(0, 3000, numPartitions=6).select(F.col("id").alias("key"), (F.col("id") % 10).alias("v")).write.format(
+        "delta"
+    ).option("delta.enableDeletionVectors", "true").save(directory)
+    spark.sql(f"DELETE FROM delta.`{directory}` WHERE key % 3 = 0")
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{directory}`").select("operationMetrics").first()[0]
+    assert int(history.get("numDeletionVectorsAdded", "0")) > 0, history
+    create_index(spark, directory, "delta_key", ["key"], fmt="delta")
+    read = lambda: spark.read.format("delta").load(directory)  # noqa: E731
+    expected = {"key = 3": [], "key IN (3, 4, 5, 6)": [(4, 4), (5, 5)], "key = 4 OR v = 3": None}
+    for condition, rows in expected.items():
+        off, on = both(spark, lambda: read().where(condition))
+        assert on == off, condition
+        assert rows is None or on == rows, condition
+    assert "PrunedFileIndex" not in explain_string(read().where("key = 4"))
+
+
+def test_explain_shows_both_plans_the_index_and_file_counts(spark, wide):
+    df = spark.read.parquet(wide)
+    key = df.first().key
+    printed: list[str] = []
+    hsbloom.Hyperspace(spark).explain(df.where(F.col("key") == key), redirect_func=printed.append)
+    text = printed[0]
+    assert "Plan with hsbloom" in text and "Plan without hsbloom" in text
+    assert "PrunedFileIndex" in text and "InMemoryFileIndex" in text
+    assert "wide_key" in text
+    assert "200 files -> " in text
+    assert spark.conf.get("spark.hsbloom.enabled", "false") == "false"  # explain leaves the setting as it was
