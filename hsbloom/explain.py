@@ -22,3 +22,14 @@ def explain_string(df: Any) -> str:
 def forget_index_listing(spark: Any) -> None:
     """Make the next query re-read which indexes are ACTIVE (the JVM caches it; docs/pruning.md)."""
     spark._jvm.hsbloom.IndexCatalog.invalidate()
+
+
+def files_read(df: Any) -> int:
+    """Run `df` and return how many files its scans read (their own "number of files read" metric).
+
+    It runs a new DataFrame over the same plan: Spark resets a plan's metrics
+    when the same DataFrame runs again, and the file count is set only once.
+    """
+    fresh = df.select("*")
+    fresh.collect()
+    return int(df.sparkSession._jvm.hsbloom.PruningExplain.filesRead(fresh._jdf))

@@ -23,12 +23,5 @@ def create_index(
     return hs.index(name).data_path
 
 
-def files_read(df: Any) -> int:
-    """Runs `df` and returns its file scans' own "number of files read" metric, summed.
 
-    It runs a new DataFrame over the same plan: Spark resets a plan's metrics
-    when the same DataFrame runs again, and the file count is set only once.
-    """
-    fresh = df.select("*")
-    fresh.collect()
-    return int(df.sparkSession._jvm.hsbloom.PruningExplain.filesRead(fresh._jdf))
+from hsbloom.explain import files_read  # noqa: E402,F401  (tests import it from here)
