@@ -41,7 +41,11 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
     val key = FilePruningRule.EnabledConf
     val saved = spark.conf.getOption(key)
     spark.conf.set(key, enabled.toString)
-    try spark.sessionState.executePlan(df.queryExecution.logical).sparkPlan
+    try {
+      // The physical plan before adaptive execution wraps it, with the Delta rule applied as execution would.
+      val planned = spark.sessionState.executePlan(df.queryExecution.logical).sparkPlan
+      new DeltaScanPruningRule(spark).apply(planned)
+    }
     finally saved match {
       case Some(v) => spark.conf.set(key, v)
       case None => spark.conf.unset(key)
