@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 import hsbloom
 from hsbloom.explain import explain_string
-from pruning_support import create_index, files_read
+from pruning_support import create_index, files_read, outcomes
 
 FPP = 0.01
 
@@ -244,7 +244,7 @@ def test_delta_with_deletion_vectors_is_pruned_only_at_the_indexed_version(spark
     directory = str(tmp_path / "delta")
     # Keys scattered over the files (a permutation of 0..3000), so Delta's min/max skipping cannot prune alone.
     spark.range(0, 3000, numPartitions=6).select(
-        F.expr("pmod(id * 7919, 3001)").alias("key"), (F.col("id") % 10).alias("v")
+        F.expr("pmod(id * 7919, 3001)").alias("key"), (F.col("id") % 10).alias("v"), "id"
     ).write.format("delta").option("delta.enableDeletionVectors", "true").save(directory)
     spark.sql(f"DELETE FROM delta.`{directory}` WHERE key % 3 = 0")
     history = spark.sql(f"DESCRIBE HISTORY delta.`{directory}`").select("operationMetrics").first()[0]
@@ -253,9 +253,18 @@ def test_delta_with_deletion_vectors_is_pruned_only_at_the_indexed_version(spark
     read = lambda: spark.read.format("delta").load(directory)  # noqa: E731
     conditions = {"key = 3": [], "key IN (3, 4, 5, 6)": [4, 5], "key = 4 OR v = 3": None, "key IS NULL": []}
     for condition, keys in conditions.items():
-        off, on = both(spark, lambda: read().where(condition))
+        off, on = both(spark, lambda: read().where(condition).select("key", "v"))
         assert on == off, condition
         assert keys is None or [r[0] for r in on] == keys, condition
+    rng = random.Random(17)
+
+    def leaf() -> str:
+        k = lambda: rng.randint(-5, 3005)  # noqa: E731
+        return rng.choice([f"key = {k()}", f"key IN ({k()}, {k()}, {k()})", f"key <=> {k()}", "key IS NULL",
+                           f"v = {rng.randint(0, 9)}", f"NOT (key = {k()})", f"key > {k()}"])
+
+    predicates = [rng.choice([leaf(), f"({leaf()}) OR ({leaf()})", f"({leaf()}) AND ({leaf()})"]) for _ in range(30)]
+    assert outcomes(spark, read(), predicates, enabled=True) == outcomes(spark, read(), predicates, enabled=False)
     hsbloom.disable(spark)
     unpruned = files_read(read().where("key = 4"))  # after Delta's own min/max skipping
     hsbloom.enable(spark)
