@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -294,5 +295,6 @@ def test_explain_shows_both_plans_the_index_and_file_counts(spark, wide):
     assert "Plan with hsbloom" in text and "Plan without hsbloom" in text
     assert "PrunedFileIndex" in text and "InMemoryFileIndex" in text
     assert "wide_key" in text
-    assert "200 files -> " in text
+    kept = re.search(r"200 files -> (\d+)", text)
+    assert kept and 1 <= int(kept.group(1)) <= 6, text
     assert spark.conf.get("spark.hsbloom.enabled", "false") == "false"  # explain leaves the setting as it was
