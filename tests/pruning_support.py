@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import hsbloom
+from pyspark.sql import functions as F
 
 
 def create_index(
@@ -22,6 +23,30 @@ def create_index(
     hs.create_index(source, hsbloom.BFIndexConfig(name, list(columns), fpp=fpp, global_filter=False))
     return hs.index(name).data_path
 
+
+def outcomes(spark, df, predicates: list[str], enabled: bool) -> list:
+    """The ids each predicate selects, from one query (a union of one filtered scan per predicate)."""
+    (hsbloom.enable if enabled else hsbloom.disable)(spark)
+    union = None
+    for n, predicate in enumerate(predicates):
+        part = df.where(predicate).select(F.lit(n).alias("q"), "id")
+        union = part if union is None else union.unionAll(part)
+    try:
+        rows = union.collect()
+    except Exception:  # noqa: BLE001 - one predicate raised: run them one by one
+        return [outcome(spark, df, p, enabled) for p in predicates]
+    found = [[] for _ in predicates]
+    for r in rows:
+        found[r.q].append(r.id)
+    return [sorted(ids) for ids in found]
+
+
+def outcome(spark, df, predicate: str, enabled: bool):
+    (hsbloom.enable if enabled else hsbloom.disable)(spark)
+    try:
+        return sorted(r.id for r in df.where(predicate).select("id").collect())
+    except Exception as exc:  # noqa: BLE001 - an error must be the same error either way
+        return ("error", type(exc).__name__)
 
 
 from hsbloom.explain import files_read  # noqa: E402,F401  (tests import it from here)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from pyspark.sql import functions as F
 
 import hsbloom
 from hsbloom.explain import explain_string
-from pruning_support import create_index, files_read
+from pruning_support import create_index, files_read, outcomes
 
 FPP = 0.01
 
@@ -239,23 +240,50 @@ def test_strings_compared_as_numbers_are_never_pruned(spark, tmp_path):
         assert files_read(query()) >= 5, condition
 
 
-def test_delta_tables_are_left_unpruned_and_answers_stay_correct(spark, tmp_path):
-    """Delta recognises its own file index classes (data skipping, deletion vectors); hsbloom leaves them alone."""
+def test_delta_with_deletion_vectors_is_pruned_only_at_the_indexed_version(spark, tmp_path):
+    """Deleted rows never come back; pruning applies to the version the index was built from."""
     directory = str(tmp_path / "delta")
-    spark.range(0, 3000, numPartitions=6).select(F.col("id").alias("key"), (F.col("id") % 10).alias("v")).write.format(
-        "delta"
-    ).option("delta.enableDeletionVectors", "true").save(directory)
+    # Keys scattered over the files (a permutation of 0..3000), so Delta's min/max skipping cannot prune alone.
+    spark.range(0, 3000, numPartitions=6).select(
+        F.expr("pmod(id * 7919, 3001)").alias("key"), (F.col("id") % 10).alias("v"), "id"
+    ).write.format("delta").option("delta.enableDeletionVectors", "true").save(directory)
     spark.sql(f"DELETE FROM delta.`{directory}` WHERE key % 3 = 0")
     history = spark.sql(f"DESCRIBE HISTORY delta.`{directory}`").select("operationMetrics").first()[0]
     assert int(history.get("numDeletionVectorsAdded", "0")) > 0, history
     create_index(spark, directory, "delta_key", ["key"], fmt="delta")
     read = lambda: spark.read.format("delta").load(directory)  # noqa: E731
-    expected = {"key = 3": [], "key IN (3, 4, 5, 6)": [(4, 4), (5, 5)], "key = 4 OR v = 3": None}
-    for condition, rows in expected.items():
-        off, on = both(spark, lambda: read().where(condition))
+    conditions = {"key = 3": [], "key IN (3, 4, 5, 6)": [4, 5], "key = 4 OR v = 3": None, "key IS NULL": []}
+    for condition, keys in conditions.items():
+        off, on = both(spark, lambda: read().where(condition).select("key", "v"))
         assert on == off, condition
-        assert rows is None or on == rows, condition
-    assert "PrunedFileIndex" not in explain_string(read().where("key = 4"))
+        assert keys is None or [r[0] for r in on] == keys, condition
+    rng = random.Random(17)
+
+    def leaf() -> str:
+        k = lambda: rng.randint(-5, 3005)  # noqa: E731
+        return rng.choice([f"key = {k()}", f"key IN ({k()}, {k()}, {k()})", f"key <=> {k()}", "key IS NULL",
+                           f"v = {rng.randint(0, 9)}", f"NOT (key = {k()})", f"key > {k()}"])
+
+    predicates = [rng.choice([leaf(), f"({leaf()}) OR ({leaf()})", f"({leaf()}) AND ({leaf()})"]) for _ in range(30)]
+    assert outcomes(spark, read(), predicates, enabled=True) == outcomes(spark, read(), predicates, enabled=False)
+    hsbloom.disable(spark)
+    unpruned = files_read(read().where("key = 4"))  # after Delta's own min/max skipping
+    hsbloom.enable(spark)
+    assert files_read(read().where("key = 4")) == 1 < unpruned
+    assert "PrunedFileIndex" in explain_string(read().where("key = 4"))
+
+    # A newer version (more deletions), the version before the DELETE, and a RESTORE: all correct, none pruned.
+    spark.sql(f"DELETE FROM delta.`{directory}` WHERE key = 4")
+    spark.sql(f"RESTORE TABLE delta.`{directory}` TO VERSION AS OF 0")
+    as_of = lambda v: lambda: spark.read.format("delta").option("versionAsOf", v).load(directory)  # noqa: E731
+    for reader in [read, as_of(0), as_of(1), as_of(2)]:
+        checks = ["key = 3", "key = 4", "key IN (3, 4, 6)", "key = 6 OR v = 1"]
+        assert outcomes(spark, reader(), checks, enabled=True) == outcomes(spark, reader(), checks, enabled=False)
+    hsbloom.disable(spark)
+    unpruned = files_read(read().where("key = 3"))
+    hsbloom.enable(spark)
+    assert ids(read().where("key = 3").select("key")) == [3]  # restored
+    assert files_read(read().where("key = 3")) == unpruned  # another version: not pruned
 
 
 def test_explain_shows_both_plans_the_index_and_file_counts(spark, wide):
@@ -267,5 +295,6 @@ def test_explain_shows_both_plans_the_index_and_file_counts(spark, wide):
     assert "Plan with hsbloom" in text and "Plan without hsbloom" in text
     assert "PrunedFileIndex" in text and "InMemoryFileIndex" in text
     assert "wide_key" in text
-    assert "200 files -> " in text
+    kept = re.search(r"200 files -> (\d+)", text)
+    assert kept and 1 <= int(kept.group(1)) <= 6, text
     assert spark.conf.get("spark.hsbloom.enabled", "false") == "false"  # explain leaves the setting as it was

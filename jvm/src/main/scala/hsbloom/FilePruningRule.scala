@@ -19,7 +19,8 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
  *
  * Not touched: streaming relations, and Delta tables. Delta's scan planning
  * (data skipping, deletion vectors) recognizes its own file index classes;
- * behind a foreign FileIndex, deleted rows would come back (docs/pruning.md).
+ * behind a foreign FileIndex, deleted rows would come back. `DeltaScanPruningRule`
+ * prunes Delta scans on the physical plan instead (docs/pruning.md).
  * Active only while `spark.hsbloom.enabled` is true; any failure here leaves
  * the plan as it was.
  */
@@ -49,12 +50,9 @@ class FilePruningRule(session: SparkSession) extends Rule[LogicalPlan] {
       if (c eq child) f else f.copy(child = c)
     case l @ LogicalRelation(fs: HadoopFsRelation, output, _, false, _) if eligible(fs) =>
       val covered = IndexCatalog.coveredColumns(session, fs, output)
-        .filter(c => referenced.exists(_.semanticEquals(c.attribute)) || referenced.exists(_.name == c.attribute.name))
-      if (covered.isEmpty) l
-      else {
-        val all = IndexCatalog.coveredColumns(session, fs, output)
-        l.copy(relation = fs.copy(location = new PrunedFileIndex(session, fs.location, all))(fs.sparkSession))
-      }
+      val filtered = covered.exists(c => referenced.exists(r => r.semanticEquals(c.attribute) || r.name == c.attribute.name))
+      if (!filtered) l
+      else l.copy(relation = fs.copy(location = new PrunedFileIndex(session, fs.location, covered))(fs.sparkSession))
     case other => other
   }
 

@@ -65,22 +65,30 @@ object IndexCatalog {
   }
 
   /** The qualified system path of this session's indexes. */
-  def systemPath(spark: SparkSession): Path = {
-    val configured = spark.conf.getOption(SystemPathConf).map(_.trim).filter(_.nonEmpty)
-    val raw = configured.getOrElse(spark.conf.get("spark.sql.warehouse.dir").stripSuffix("/") + "/" + DefaultSystemDir)
+  def systemPath(spark: SparkSession): Path = qualify(spark, configuredSystemPath(spark))
+
+  private def configuredSystemPath(spark: SparkSession): String =
+    spark.conf.getOption(SystemPathConf).map(_.trim).filter(_.nonEmpty)
+      .getOrElse(spark.conf.get("spark.sql.warehouse.dir").stripSuffix("/") + "/" + DefaultSystemDir)
+
+  private def qualify(spark: SparkSession, raw: String): Path = {
     val p = new Path(raw)
     p.getFileSystem(spark.sessionState.newHadoopConf()).makeQualified(p)
   }
 
-  /** Every ACTIVE index under the session's system path (cached for the refresh interval). */
+  /**
+   * Every ACTIVE index under the session's system path (cached for the refresh
+   * interval, keyed by the configured path, so the optimizer's many calls cost
+   * a map lookup).
+   */
   def activeIndexes(spark: SparkSession): Seq[ActiveIndex] = {
-    val root = systemPath(spark)
+    val raw = configuredSystemPath(spark)
     val ttl = spark.conf.getOption(RefreshIntervalConf).map(_.toLong).getOrElse(DefaultRefreshIntervalMs)
     val now = System.currentTimeMillis()
-    val cached = Option(listings.get(root.toString)).filter(l => now - l.at < ttl)
+    val cached = Option(listings.get(raw)).filter(l => now - l.at < ttl)
     cached.map(_.indexes).getOrElse {
-      val found = readActive(spark, root)
-      listings.put(root.toString, Listing(now, found))
+      val found = readActive(spark, qualify(spark, raw))
+      listings.put(raw, Listing(now, found))
       found
     }
   }

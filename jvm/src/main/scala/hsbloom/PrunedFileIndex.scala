@@ -40,6 +40,7 @@ final class PrunedFileIndex(
   def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): (Seq[PartitionDirectory], Report) = {
     val listed = delegate.listFiles(partitionFilters, dataFilters)
     val before = listed.map(_.files.size).sum
+    if (session != null && !FilePruningRule.isEnabled(session)) return (listed, Report(before, before, Nil, "hsbloom disabled", None))
     val started = System.nanoTime()
     try {
       val types = columns.map(c => c.attribute.name -> c.attribute.dataType).toMap

@@ -14,18 +14,20 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
 
   /** The text `hs.explain(df)` prints. */
   def explain(df: Dataset[_]): String = {
-    val withIndex = plan(df, enabled = true)
-    val withoutIndex = plan(df, enabled = false)
-    val scans = collect(withIndex) { case s: FileSourceScanExec => s }
-    val reports = scans.collect { s =>
-      s.relation.location match {
-        case p: PrunedFileIndex =>
-          val partitionFilters = s.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
-          val (_, report) = p.prune(partitionFilters, s.dataFilters)
-          Some(s"${p.rootPaths.mkString(", ")}\n  ${report.describe}")
-        case _ => None
-      }
-    }.flatten
+    val (withIndex, reports) = withEnabled(df, enabled = true) {
+      val planned = plan(df)
+      val scans = collect(planned) { case s: FileSourceScanExec => s }
+      (planned, scans.flatMap { s =>
+        s.relation.location match {
+          case p: PrunedFileIndex =>
+            val partitionFilters = s.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
+            val (_, report) = p.prune(partitionFilters, s.dataFilters)
+            Some(s"${p.rootPaths.mkString(", ")}\n  ${report.describe}")
+          case _ => None
+        }
+      })
+    }
+    val withoutIndex = withEnabled(df, enabled = false)(plan(df))
     val rule = "=" * 72
     Seq(
       rule, "Plan with hsbloom:", rule, withIndex.treeString,
@@ -35,13 +37,19 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
       "").mkString("\n")
   }
 
-  /** The physical plan of `df` planned afresh with `spark.hsbloom.enabled` set to `enabled`. */
-  private def plan(df: Dataset[_], enabled: Boolean): SparkPlan = {
+  /** The physical plan of `df` planned afresh (before adaptive execution wraps it), Delta rule applied as execution would. */
+  private def plan(df: Dataset[_]): SparkPlan = {
+    val spark = df.sparkSession
+    new DeltaScanPruningRule(spark).apply(spark.sessionState.executePlan(df.queryExecution.logical).sparkPlan)
+  }
+
+  /** Runs `body` with `spark.hsbloom.enabled` set to `enabled`, then restores the setting. */
+  private def withEnabled[T](df: Dataset[_], enabled: Boolean)(body: => T): T = {
     val spark = df.sparkSession
     val key = FilePruningRule.EnabledConf
     val saved = spark.conf.getOption(key)
     spark.conf.set(key, enabled.toString)
-    try spark.sessionState.executePlan(df.queryExecution.logical).sparkPlan
+    try body
     finally saved match {
       case Some(v) => spark.conf.set(key, v)
       case None => spark.conf.unset(key)
