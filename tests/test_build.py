@@ -60,13 +60,12 @@ def make_source(spark, directory: str, rows: int = 60_000, files: int = 12) -> N
     )
 
 
-def build(spark, source: str, data_path: str, **options):
-    df = spark.read.parquet(source)
-    settings = dict(expected_num_items=None, fpp=FPP, global_filter=True)
-    settings.update(options)
+def build(spark, source: str, data_path: str, columns=COLUMNS, **options):
+    """Build an index version of `source` at `data_path`; `options` override the build defaults."""
+    settings = {"expected_num_items": None, "fpp": FPP, "global_filter": True, **options}
     return build_index_data(
-        spark, df, list_files(spark, source), options.pop("columns", COLUMNS), description="test build",
-        data_path=data_path, **{k: v for k, v in settings.items() if k != "columns"},
+        spark, spark.read.parquet(source), list_files(spark, source), columns,
+        description="test build", data_path=data_path, **settings,
     )
 
 
