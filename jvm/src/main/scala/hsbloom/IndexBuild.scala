@@ -47,24 +47,6 @@ object IndexBuild {
   private val LargeFileNdv: Long = 1L << 25
   private val BucketChunk = 8192
 
-  val FileTableSchema: StructType = new StructType()
-    .add("file_id", LongType, nullable = false)
-    .add("file_path", StringType, nullable = false)
-    .add("file_size", LongType, nullable = false)
-    .add("file_mtime", LongType, nullable = false)
-    .add("column", StringType, nullable = false)
-    .add("num_rows", LongType, nullable = false)
-    .add("num_nulls", LongType, nullable = false)
-    .add("ndv", LongType, nullable = false)
-    .add("filter", BinaryType, nullable = false)
-
-  val GlobalTableSchema: StructType = new StructType()
-    .add("column", StringType, nullable = false)
-    .add("chunk_index", IntegerType, nullable = false)
-    .add("num_chunks", IntegerType, nullable = false)
-    .add("filter_bytes", LongType, nullable = false)
-    .add("chunk", BinaryType, nullable = false)
-
   /** One source file as the relation's file index lists it. */
   final case class ListedFile(fileId: Long, path: String, size: Long, mtime: Long)
 
@@ -167,9 +149,8 @@ object IndexBuild {
           row.getAs[Array[Byte]](8).length))
         row
       })
-    val filesPath = new Path(request.dataPath, "files").toString
     val started = System.nanoTime()
-    writeTable(spark.createDataFrame(fileRows, FileTableSchema), "errorifexists", filesPath)
+    IndexTables.writeFileTable(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request.dataPath, "errorifexists")
     val scanned = System.nanoTime()
 
     // Files that produced no rows (empty, or every row deleted) get an empty filter.
@@ -179,7 +160,8 @@ object IndexBuild {
     val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
     if (missing.nonEmpty) {
       val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, emptyFilter)
-      writeTable(spark.createDataFrame(sc.parallelize(rows, 1), FileTableSchema), "append", filesPath)
+      IndexTables.writeFileTable(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema),
+        request.dataPath, "append")
     }
     val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
 
@@ -192,13 +174,6 @@ object IndexBuild {
       f"empty files and global filters ${(done - scanned) / 1e9}%.2f s")
     summarize(spark, request, allStats, global)
   }
-
-  /**
-   * Writes an index table. Filters are about half ones at random, which no
-   * codec or dictionary shrinks, so both are off rather than spending CPU on them.
-   */
-  private def writeTable(table: DataFrame, mode: String, path: String): Unit =
-    table.write.mode(mode).option("compression", "uncompressed").option("parquet.enable.dictionary", "false").parquet(path)
 
   /** One row of the file-level table, without its filter: what the summary needs. */
   final case class FileStats(fileId: Long, column: String, rows: Long, nulls: Long, ndv: Long, filterBytes: Long)
@@ -226,7 +201,8 @@ object IndexBuild {
         // A pruned RDD numbers its partitions from 0: index i is bucket partition i.
         reduceGlobal(records, index, globalPartitions, blocks, columns)
       }
-    writeTable(spark.createDataFrame(chunks, GlobalTableSchema), "errorifexists", new Path(request.dataPath, "global").toString)
+    IndexTables.writeGlobalTable(spark.createDataFrame(chunks, IndexTables.GlobalTableSchema), request.dataPath,
+      "errorifexists")
     columns.indices.map(c => columns(c) -> (ndvs(c), Sbbf.header(blocks(c) * 32).length + blocks(c) * 32L)).toMap
   }
 

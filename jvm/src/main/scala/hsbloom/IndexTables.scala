@@ -1,0 +1,63 @@
+package hsbloom
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.types._
+
+/**
+ * The two Parquet tables of an index version (schemas in docs/build.md), and
+ * the one place that writes and reads them. Everything that produces rows of
+ * a file-level or global table (the build, a refresh carrying rows over from an
+ * older version) goes through `writeFileTable` / `writeGlobalTable`, so the
+ * physical layout of a version is decided here alone.
+ */
+object IndexTables {
+  val FileTableSchema: StructType = new StructType()
+    .add("file_id", LongType, nullable = false)
+    .add("file_path", StringType, nullable = false)
+    .add("file_size", LongType, nullable = false)
+    .add("file_mtime", LongType, nullable = false)
+    .add("column", StringType, nullable = false)
+    .add("num_rows", LongType, nullable = false)
+    .add("num_nulls", LongType, nullable = false)
+    .add("ndv", LongType, nullable = false)
+    .add("filter", BinaryType, nullable = false)
+
+  val GlobalTableSchema: StructType = new StructType()
+    .add("column", StringType, nullable = false)
+    .add("chunk_index", IntegerType, nullable = false)
+    .add("num_chunks", IntegerType, nullable = false)
+    .add("filter_bytes", LongType, nullable = false)
+    .add("chunk", BinaryType, nullable = false)
+
+  /** The file-level table's directory inside a version's data directory. */
+  def filesPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, "files").toString
+
+  /** The global table's directory inside a version's data directory. */
+  def globalPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, "global").toString
+
+  /**
+   * Writes rows of `FileTableSchema` (in that column order) into the version at
+   * `dataPath`; `mode` is "errorifexists" for the first write, "append" after.
+   */
+  def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit =
+    write(rows.select(FileTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*), mode, filesPath(dataPath))
+
+  /** Writes rows of `GlobalTableSchema` into the version at `dataPath`. */
+  def writeGlobalTable(rows: DataFrame, dataPath: String, mode: String): Unit =
+    write(rows.select(GlobalTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*), mode, globalPath(dataPath))
+
+  /** The file-level table of the version at `dataPath`, as a DataFrame (for refresh and tests). */
+  def readFileTable(spark: SparkSession, dataPath: String): DataFrame =
+    spark.read.schema(FileTableSchema).parquet(filesPath(dataPath))
+
+  /** The global table of the version at `dataPath`, as a DataFrame. */
+  def readGlobalTable(spark: SparkSession, dataPath: String): DataFrame =
+    spark.read.schema(GlobalTableSchema).parquet(globalPath(dataPath))
+
+  /**
+   * Filters are about half ones at random, which no codec or dictionary
+   * shrinks, so both are off rather than spending CPU on them.
+   */
+  private def write(table: DataFrame, mode: String, path: String): Unit =
+    table.write.mode(mode).option("compression", "uncompressed").option("parquet.enable.dictionary", "false").parquet(path)
+}
