@@ -12,7 +12,6 @@ import org.apache.spark.{Partitioner, SparkContext}
 import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.functions.{col, input_file_block_length, input_file_block_start, input_file_name}
 import org.apache.spark.sql.types._
 import org.apache.spark.util.AccumulatorV2
 
@@ -46,6 +45,8 @@ object IndexBuild {
   /** The distinct count assumed for such a large file (folded down afterwards). */
   private val LargeFileNdv: Long = 1L << 25
   private val BucketChunk = 8192
+  /** Hashes a global-filter reducer gathers per bucket before inserting them (2 MiB). */
+  private val ReduceBatch = 1 << 18
 
   /** One source file as the relation's file index lists it. */
   final case class ListedFile(fileId: Long, path: String, size: Long, mtime: Long)
@@ -123,17 +124,14 @@ object IndexBuild {
       ParquetHash.hasherFor(dt).getOrElse(throw new IllegalArgumentException(s"column '$c' has unsupported type $dt"))
     }.toArray
 
-    val scan = df.select(request.columns.map(c => col(quote(resolveName(df, c)))) ++
-      Seq(input_file_name(), input_file_block_start(), input_file_block_length()): _*)
     val listing = sc.broadcast(request.files.map(f => listedFileKey(f.path) -> f).toMap)
     val sketches = new SketchAccumulator(request.columns.size)
     sc.register(sketches, "hsbloom distinct values")
 
     val settings = MapSettings(hashers, request.expectedNumItems, request.fpp, request.globalFilter,
       request.maxBufferedHashes)
-    val mapped: RDD[(BuildKey, Payload)] = scan.queryExecution.toRdd.mapPartitions { rows =>
-      new MapSide(rows, settings, listing.value, sketches)
-    }
+    val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(df, request.columns.map(c => resolveName(df, c)))
+      .mapPartitions(chunks => new MapSide(chunks, settings, listing.value, sketches))
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
     val globalPartitions =
       if (request.globalFilter) math.min(NumBuckets * request.columns.size, 2 * sc.defaultParallelism) else 0
@@ -241,8 +239,6 @@ object IndexBuild {
         s"column '$name' is not in the DataFrame; available: ${df.schema.fieldNames.mkString(", ")}"))
   }
 
-  private def quote(name: String): String = "`" + name.replace("`", "``") + "`"
-
   // --- Shuffle records -------------------------------------------------------
 
   sealed trait BuildKey extends Serializable
@@ -281,8 +277,23 @@ object IndexBuild {
       values(size) = v
       size += 1
     }
+    def appendAll(more: Array[Long]): Unit = {
+      if (size + more.length > values.length) {
+        values = java.util.Arrays.copyOf(values, math.max(values.length * 2, size + more.length))
+      }
+      System.arraycopy(more, 0, values, size, more.length)
+      size += more.length
+    }
     def toArray: Array[Long] = java.util.Arrays.copyOf(values, size)
-    def clear(): Unit = { size = 0; if (values.length > (1 << 16)) values = new Array[Long](1024) }
+    /** Empties the buffer; its capacity is kept (up to 8 MiB), so the next file does not grow it again. */
+    def clear(): Unit = { size = 0; if (values.length > (1 << 20)) values = new Array[Long](1024) }
+    /** The filled values, leaving the buffer empty with a fresh array of the same capacity. */
+    def handOver(): Array[Long] = {
+      val filled = if (size == values.length) values else java.util.Arrays.copyOf(values, size)
+      values = new Array[Long](values.length)
+      size = 0
+      filled
+    }
   }
 
   /**
@@ -309,15 +320,14 @@ object IndexBuild {
    * hashes per column, and emits records as files end and buckets fill.
    */
   private final class MapSide(
-      rows: Iterator[InternalRow],
+      chunks: Iterator[ScanInput.Chunk],
       settings: MapSettings,
       listing: Map[String, ListedFile],
       sketches: SketchAccumulator) extends Iterator[(BuildKey, Payload)] {
     private val numColumns = settings.hashers.length
-    private val fileOrdinal = numColumns
-    private val out = mutable.Queue[(BuildKey, Payload)]()
+    private val out = new java.util.ArrayDeque[(BuildKey, Payload)]()
     private val localSketches = Array.fill(numColumns)(new HyperLogLog())
-    private val buckets = Array.fill(numColumns, NumBuckets)(new LongBuffer(256))
+    private val buckets = Array.fill(numColumns, NumBuckets)(new LongBuffer(BucketChunk))
     private val fileHashes = Array.fill(numColumns)(new LongBuffer())
     private val largeFilters = new Array[Sbbf](numColumns)
     private val fileNulls = new Array[Long](numColumns)
@@ -328,37 +338,48 @@ object IndexBuild {
     private var finished = false
 
     override def hasNext: Boolean = {
-      while (out.isEmpty && rows.hasNext) consume(rows.next())
+      while (out.isEmpty && chunks.hasNext) consume(chunks.next())
       if (out.isEmpty && !finished) finish()
-      out.nonEmpty
+      !out.isEmpty
     }
 
     override def next(): (BuildKey, Payload) = {
       if (!hasNext) throw new NoSuchElementException
-      out.dequeue()
+      out.poll()
     }
 
-    private def consume(row: InternalRow): Unit = {
-      val name = row.getUTF8String(fileOrdinal)
-      if (currentName == null || name != currentName) startFile(name, row.getLong(fileOrdinal + 1), row.getLong(fileOrdinal + 2))
-      fileRows += 1
+    private def consume(chunk: ScanInput.Chunk): Unit = {
+      val name = chunk.file
+      if (currentName == null || ((name ne currentName) && name != currentName)) {
+        startFile(name, chunk.blockStart, chunk.blockLength)
+      }
+      fileRows += chunk.numRows
       var c = 0
       while (c < numColumns) {
+        consumeColumn(chunk, c)
+        c += 1
+      }
+    }
+
+    /** One column of a chunk: a tight loop, so the JIT sees one hasher and one row class. */
+    private def consumeColumn(chunk: ScanInput.Chunk, c: Int): Unit = {
+      val hasher = settings.hashers(c)
+      val n = chunk.numRows
+      var i = 0
+      while (i < n) {
+        val row = chunk.row(i)
         if (row.isNullAt(c)) fileNulls(c) += 1
         else {
-          val h = settings.hashers(c).hash(row, c)
+          val h = hasher.hash(row, c)
           addToFile(c, h)
           if (settings.globalFilter) {
             localSketches(c).update(h)
             val bucket = buckets(c)((h >>> BucketShift).toInt)
             bucket.append(h)
-            if (bucket.size == BucketChunk) {
-              out.enqueue(BucketKey(c, (h >>> BucketShift).toInt) -> BucketHashes(bucket.toArray))
-              bucket.size = 0
-            }
+            if (bucket.size == BucketChunk) out.add(BucketKey(c, (h >>> BucketShift).toInt) -> BucketHashes(bucket.handOver()))
           }
         }
-        c += 1
+        i += 1
       }
     }
 
@@ -395,9 +416,9 @@ object IndexBuild {
         val large = Option(largeFilters(c))
         if (currentWhole) {
           val (filter, ndv) = fileFilter(Seq(buffer.values -> buffer.size), fileRows - fileNulls(c), large, settings)
-          out.enqueue(FileKey(current.fileId, c) -> FileResult(current, fileRows, fileNulls(c), ndv, filter.toBytes))
+          out.add(FileKey(current.fileId, c) -> FileResult(current, fileRows, fileNulls(c), ndv, filter.toBytes))
         } else {
-          out.enqueue(FileKey(current.fileId, c) -> FilePart(current, fileRows, fileNulls(c), buffer.toArray, large))
+          out.add(FileKey(current.fileId, c) -> FilePart(current, fileRows, fileNulls(c), buffer.toArray, large))
         }
         buffer.clear()
         largeFilters(c) = null
@@ -413,7 +434,7 @@ object IndexBuild {
       endFile()
       if (settings.globalFilter) {
         for (c <- 0 until numColumns; b <- 0 until NumBuckets if buckets(c)(b).size > 0) {
-          out.enqueue(BucketKey(c, b) -> BucketHashes(buckets(c)(b).toArray))
+          out.add(BucketKey(c, b) -> BucketHashes(buckets(c)(b).toArray))
         }
         sketches.add(localSketches)
       }
@@ -463,20 +484,71 @@ object IndexBuild {
       if bucketPartition(c, b, globalPartitions) == partition
     } yield BucketKey(c, b)
     val slices = owned.map(k => k -> new Array[Int](blocks(k.column) / NumBuckets * 8)).toMap
+    // Hashes are gathered per bucket and inserted many at a time, so that the
+    // inserts of one batch stay within one slice (see SliceScatter).
+    val pending = mutable.HashMap[BucketKey, LongBuffer]()
+    val scatter = new SliceScatter
+    def flush(k: BucketKey, batch: LongBuffer): Unit = {
+      val total = blocks(k.column)
+      scatter.insert(slices(k), k.bucket * (total / NumBuckets), total, batch)
+      batch.size = 0
+    }
     records.foreach {
       case (k: BucketKey, BucketHashes(hashes)) =>
-        val total = blocks(k.column)
-        val slice = slices(k)
-        val first = k.bucket * (total / NumBuckets)
-        var i = 0
-        while (i < hashes.length) { Sbbf.insertHashIntoSlice(slice, first, total, hashes(i)); i += 1 }
+        val batch = pending.getOrElseUpdate(k, new LongBuffer(ReduceBatch + BucketChunk))
+        batch.appendAll(hashes)
+        if (batch.size >= ReduceBatch) flush(k, batch)
       case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a bucket partition")
     }
+    pending.foreach { case (k, batch) => flush(k, batch) }
     owned.iterator.map { k =>
       val numBytes = blocks(k.column) * 32
       val bitset = Sbbf.littleEndian(slices(k))
       val chunk = if (k.bucket == 0) Sbbf.header(numBytes) ++ bitset else bitset
       Row(columns(k.column), k.bucket, NumBuckets, Sbbf.header(numBytes).length + numBytes.toLong, chunk)
+    }
+  }
+
+  /**
+   * Inserts a batch of hashes into one bucket's slice of a global filter. A
+   * slice is up to a few MiB, so inserting hashes in arrival order misses the
+   * CPU caches at nearly every hash; the batch is first scattered by the high
+   * bits of its block offset into `Parts` runs, each of which then lands in a
+   * region of the slice small enough to stay in the L1/L2 cache.
+   */
+  private final class SliceScatter {
+    private val Parts = 64
+    private var runs = new Array[Long](0)
+    private val counts = new Array[Int](Parts + 1)
+
+    def insert(slice: Array[Int], firstBlock: Int, totalBlocks: Int, batch: LongBuffer): Unit = {
+      val hashes = batch.values
+      val n = batch.size
+      val sliceBlocks = slice.length / 8
+      if (sliceBlocks < 4 * Parts) {
+        var i = 0
+        while (i < n) { Sbbf.insertHashIntoSlice(slice, firstBlock, totalBlocks, hashes(i)); i += 1 }
+        return
+      }
+      // Part of a hash: its block's offset in the slice, scaled to [0, Parts) (sizes are powers of two).
+      val shift = Integer.numberOfTrailingZeros(sliceBlocks) - Integer.numberOfTrailingZeros(Parts)
+      def part(h: Long): Int = (Sbbf.blockIndex(h, totalBlocks) - firstBlock) >>> shift
+      java.util.Arrays.fill(counts, 0)
+      var i = 0
+      while (i < n) { counts(part(hashes(i)) + 1) += 1; i += 1 }
+      var p = 0
+      while (p < Parts) { counts(p + 1) += counts(p); p += 1 }
+      if (runs.length < n) runs = new Array[Long](n)
+      i = 0
+      while (i < n) {
+        val h = hashes(i)
+        val q = part(h)
+        runs(counts(q)) = h
+        counts(q) += 1
+        i += 1
+      }
+      i = 0
+      while (i < n) { Sbbf.insertHashIntoSlice(slice, firstBlock, totalBlocks, runs(i)); i += 1 }
     }
   }
 
