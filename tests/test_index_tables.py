@@ -90,6 +90,7 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(indexed):
     table = pq.read_table(data / "files")
     assert table.schema.names == [
         "file_id", "file_path", "file_size", "file_mtime", "column", "num_rows", "num_nulls", "ndv", "filter",
+        "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
     ]
     assert len(entry.source.files) == NUM_FILES and table.num_rows == NUM_FILES * len(COLUMNS)
     listed = {f.file_id: f for f in entry.source.files}
@@ -98,6 +99,24 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(indexed):
         assert (row["file_path"], row["file_size"], row["file_mtime"]) == (f.path, f.size, f.mtime)
     pairs = {(r["file_id"], r["column"]) for r in table.select(["file_id", "column"]).to_pylist()}
     assert pairs == {(i, c) for i in listed for c in COLUMNS}
+
+
+def test_block_addressable_copy_holds_every_block_of_every_filter(indexed):
+    """blocks/ (read by query planning) is the filters' bitsets block-major per group (docs/pruning.md)."""
+    source, data, entry = indexed
+    table = pq.read_table(data / "files").to_pylist()
+    side_files = {p.name: p.read_bytes() for p in (data / "blocks").glob("*.blocks")}
+    groups: dict[tuple[str, int], set[int]] = {}
+    for row in table:
+        bitset = row["filter"][len(row["filter"]) - row["bitset_bytes"]:]
+        assert Sbbf.from_bytes(row["filter"]).num_bytes == row["bitset_bytes"]
+        k, j, side = row["blocks_count"], row["blocks_position"], side_files[row["blocks_file"]]
+        for b in range(row["bitset_bytes"] // 32):
+            at = row["blocks_offset"] + (b * k + j) * 32
+            assert side[at:at + 32] == bitset[b * 32:(b + 1) * 32], (row["file_id"], row["column"], b)
+        groups.setdefault((row["blocks_file"], row["blocks_offset"]), set()).add(j)
+    for (name, offset), positions in groups.items():
+        assert positions == set(range(len(positions)))  # every member of a group is a row
 
 
 def test_every_value_of_every_file_is_in_its_filter_and_absent_values_mostly_are_not(indexed):

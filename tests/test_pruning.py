@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import hsbloom
@@ -138,13 +139,17 @@ def test_a_corrupt_filter_keeps_only_its_own_file(spark, tmp_path):
     directory = str(tmp_path / "badfilter")
     spark.range(0, 2000, numPartitions=10).select(F.col("id").alias("key")).write.parquet(directory)
     data_path = create_index(spark, directory, "badfilter_key", ["key"])
-    table = spark.read.parquet(f"{data_path}/files")
+    tables = spark._jvm.hsbloom.IndexTables
+    table = DataFrame(tables.readFileTable(spark._jsparkSession, data_path), spark)
     victim = table.orderBy("file_path").first().file_path
     broken = table.withColumn(
         "filter", F.when(F.col("file_path") == victim, F.lit(b"\x15\x80garbage")).otherwise(F.col("filter"))
     ).collect()
-    shutil.rmtree(data_path.removeprefix("file:") + "/files")
-    spark.createDataFrame(broken, table.schema).coalesce(1).write.parquet(f"{data_path}/files")
+    for written in ("files", "blocks"):
+        shutil.rmtree(data_path.removeprefix("file:") + "/" + written)
+    # Written the way hsbloom writes it, so only the one filter is bad.
+    rewritten = spark.createDataFrame(broken, table.schema).coalesce(1)
+    tables.writeFileTable(rewritten._jdf, data_path, "errorifexists")
     spark._jvm.hsbloom.IndexCatalog.invalidateAll()
     hsbloom.enable(spark)
     lookup = spark.read.parquet(directory).where(F.col("key") == 1999)

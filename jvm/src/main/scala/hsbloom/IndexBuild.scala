@@ -137,6 +137,7 @@ object IndexBuild {
       if (request.globalFilter) math.min(NumBuckets * request.columns.size, 2 * sc.defaultParallelism) else 0
     val partitioner = new BuildPartitioner(filePartitions, globalPartitions)
     val shuffled = new ShuffledRDD[BuildKey, Payload, Payload](mapped, partitioner)
+      .setSerializer(new BuildRecordSerializer)
 
     // Job one: the file-level table (this runs the scan). Its result tasks report
     // each row's statistics, which Spark merges once per successful task.

@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory
  *    from Python after each index operation of this process) drops it at once;
  *    changes made by other processes are seen within the interval;
  *  - the file-level table of each index version (immutable once its log entry
- *    is ACTIVE), in a cache bounded by `spark.hsbloom.cache.maxBytes`
- *    (default 256 MiB, least recently used first out);
+ *    is ACTIVE) without its filters, in a cache bounded by
+ *    `spark.hsbloom.cache.maxBytes` (default 256 MiB, least recently used
+ *    first out), and per loaded version the filter blocks probes have read,
+ *    up to `spark.hsbloom.cache.blockBytes` (default 64 MiB);
  *  - a version that failed to load, for the refresh interval, so a broken
  *    index costs one warning, not one failed read per query.
  *
@@ -40,6 +42,8 @@ object IndexCatalog {
   val DefaultSystemDir = "_hsbloom"
   private val DefaultRefreshIntervalMs = 10000L
   private val DefaultCacheMaxBytes = 256L * 1024 * 1024
+  val CacheBlockBytesConf = "spark.hsbloom.cache.blockBytes"
+  private val DefaultCacheBlockBytes = 64L * 1024 * 1024
 
   private val log = LoggerFactory.getLogger(getClass)
 
@@ -176,7 +180,8 @@ object IndexCatalog {
       dataCache.get(index.dataPath, new Callable[IndexData] {
         override def call(): IndexData = {
           val started = System.nanoTime()
-          val data = IndexData.load(index.dataPath, spark.sessionState.newHadoopConf())
+          val blockBytes = spark.conf.getOption(CacheBlockBytesConf).map(_.toLong).getOrElse(DefaultCacheBlockBytes)
+          val data = IndexData.load(index.dataPath, spark.sessionState.newHadoopConf(), blockBytes)
           log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
             f"${(System.nanoTime() - started) / 1e6}%.1f ms")
           if (data.corruptFilters > 0) {

@@ -1,27 +1,30 @@
 package hsbloom
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.example.data.Group
-import org.apache.parquet.hadoop.ParquetReader
+import org.apache.parquet.hadoop.{ParquetFileReader, ParquetReader}
+import org.apache.parquet.hadoop.api.ReadSupport
 import org.apache.parquet.hadoop.example.GroupReadSupport
+import org.apache.parquet.hadoop.util.HadoopInputFile
+import org.apache.parquet.schema.MessageType
 
 /**
  * The file-level index table of one index version (`<data>/files/`, see
- * docs/build.md) held in memory for query planning: per source file its
- * fingerprint (size, modification time) and per indexed column its null count
- * and serialized filter.
+ * docs/build.md) as query planning needs it: per source file its fingerprint
+ * (size, modification time) and per indexed column its counts and where its
+ * filter's blocks are (`FilterBlocks`).
  *
- * A probe tests one hash against one 32-byte block of one file's filter
- * (`Sbbf.mightContainHashInBitset`), so after this is loaded, planning costs a
- * few memory reads per candidate file and value, whatever the filters' sizes.
- * Loading reads the whole table once per version (see docs/pruning.md).
+ * Loading reads only the small columns, never the filters, so it costs the
+ * number of files, not the filters' bytes. A probe then reads the one 32-byte
+ * block it needs, together with the same block of the other filters of its
+ * group, once; later probes of that block are memory reads (docs/pruning.md).
  */
 final class IndexData private (val dataPath: String, files: Map[String, IndexData.IndexedFile], val bytes: Long,
     val corruptFilters: Int) {
-  import IndexData._
 
   def numFiles: Int = files.size
 
@@ -30,20 +33,21 @@ final class IndexData private (val dataPath: String, files: Map[String, IndexDat
    * indexed: same path, size and modification time. A file changed or added
    * since the build gets None, so it is read.
    */
-  def lookup(path: Path, size: Long, mtime: Long): Option[IndexedFile] =
+  def lookup(path: Path, size: Long, mtime: Long): Option[IndexData.IndexedFile] =
     files.get(IndexBuild.fileKey(path.toUri)).filter(f => f.size == size && f.mtime == mtime)
 }
 
 object IndexData {
-  /** One column of one file: null count and filter (None when the stored filter is corrupt). */
-  final case class ColumnEntry(numRows: Long, numNulls: Long, filter: Option[Filter]) {
+  /** One column of one file: counts, and its filter's blocks (None when its filter did not parse). */
+  final case class ColumnEntry(numRows: Long, numNulls: Long, filter: Option[FilterBlocks.Member],
+      reader: FilterBlocks.Reader) {
     /** Whether a row of this file may hold one of `hashes` in this column. */
     def mightContainAny(hashes: Array[Long]): Boolean = filter match {
       case None => true
-      case Some(f) =>
+      case Some(member) =>
         var i = 0
         while (i < hashes.length) {
-          if (Sbbf.mightContainHashInBitset(f.serialized, f.offset, f.numBytes, hashes(i))) return true
+          if (reader.mightContain(member, hashes(i))) return true
           i += 1
         }
         false
@@ -51,52 +55,73 @@ object IndexData {
     def mayHoldNulls: Boolean = numNulls > 0
   }
 
-  /** A serialized SBBF whose header was validated: the bitset is `numBytes` at `offset`. */
-  final case class Filter(serialized: Array[Byte], offset: Int, numBytes: Int)
-
   final case class IndexedFile(size: Long, mtime: Long, columns: Map[String, ColumnEntry])
 
+  /** The columns planning reads; the `filter` column itself is never read. */
+  private val ProjectedColumns = Seq("file_path", "file_size", "file_mtime", "column", "num_rows", "num_nulls",
+    "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes")
+
+  /** `ProjectedColumns` as `part` stores them (a missing one fails here, naming it). */
+  private def projection(part: Path, conf: Configuration): MessageType = {
+    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(part, conf))
+    val schema = try reader.getFooter.getFileMetaData.getSchema finally reader.close()
+    ProjectedColumns.foreach { c =>
+      if (!schema.containsField(c)) {
+        throw new IllegalStateException(s"index table file $part has no column '$c' (written by an older hsbloom? " +
+          "refresh the index with mode='full')")
+      }
+    }
+    new MessageType(schema.getName, ProjectedColumns.map(c => schema.getType(schema.getFieldIndex(c))).asJava)
+  }
+
   /**
-   * Reads `<dataPath>/files` through the Hadoop FileSystem with parquet-java,
-   * on the driver (no Spark job inside query planning). Throws when the table
-   * is missing or unreadable; a single filter whose header does not validate
-   * only marks that entry as corrupt (the file is then always read).
+   * Reads the small columns of `<dataPath>/files` through the Hadoop
+   * FileSystem with parquet-java, on the driver (no Spark job inside query
+   * planning). Throws when the table is missing or unreadable (or was written
+   * without block addresses); a filter that did not parse when the version was
+   * written has no blocks, and its file is always read.
    */
-  def load(dataPath: String, conf: Configuration): IndexData = {
+  def load(dataPath: String, conf: Configuration, maxCachedBlockBytes: Long): IndexData = {
     val table = new Path(dataPath, "files")
+    val blocksDir = new Path(dataPath, FilterBlocks.Dir)
     val fs = table.getFileSystem(conf)
     val parts = fs.listStatus(table).filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
       !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
+    val reader = new FilterBlocks.Reader(conf, maxCachedBlockBytes)
+    val groups = mutable.HashMap[(String, Long), FilterBlocks.Group]()
     val byFile = mutable.HashMap[String, (Long, Long, mutable.HashMap[String, ColumnEntry])]()
     var bytes = 0L
     var corrupt = 0
     parts.foreach { part =>
-      val reader = ParquetReader.builder(new GroupReadSupport(), part).withConf(conf).build()
+      val readConf = new Configuration(conf)
+      readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(part, conf).toString)
+      val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
       try {
-        var row: Group = reader.read()
+        var row: Group = rows.read()
         while (row != null) {
           val path = row.getString("file_path", 0)
           val size = row.getLong("file_size", 0)
           val mtime = row.getLong("file_mtime", 0)
           val column = row.getString("column", 0)
-          val serialized = row.getBinary("filter", 0).getBytes
-          val filter = try {
-            val header = Sbbf.parseHeader(serialized)
-            Some(Filter(serialized, header.headerLength, header.numBytes))
-          } catch {
-            case _: SbbfFormatException => corrupt += 1; None
+          val count = row.getInteger("blocks_count", 0)
+          val member = if (count == 0) { corrupt += 1; None } else {
+            val file = row.getString("blocks_file", 0)
+            val offset = row.getLong("blocks_offset", 0)
+            val group = groups.getOrElseUpdate((file, offset),
+              FilterBlocks.Group(groups.size, new Path(blocksDir, file), offset, count, row.getInteger("bitset_bytes", 0)))
+            Some(FilterBlocks.Member(group, row.getInteger("blocks_position", 0)))
           }
-          val entry = ColumnEntry(row.getLong("num_rows", 0), row.getLong("num_nulls", 0), filter)
+          val entry = ColumnEntry(row.getLong("num_rows", 0), row.getLong("num_nulls", 0), member, reader)
           val key = IndexBuild.listedFileKey(path)
           val (s, m, columns) = byFile.getOrElseUpdate(key, (size, mtime, mutable.HashMap()))
           if (s != size || m != mtime) {
             throw new IllegalStateException(s"index table $table lists $path twice with different fingerprints")
           }
           columns(column) = entry
-          bytes += serialized.length + path.length * 2 + 96
-          row = reader.read()
+          bytes += path.length * 2 + 160
+          row = rows.read()
         }
-      } finally reader.close()
+      } finally rows.close()
     }
     val files = byFile.iterator.map { case (k, (s, m, cols)) => k -> IndexedFile(s, m, cols.toMap) }.toMap
     new IndexData(dataPath, files, bytes, corrupt)

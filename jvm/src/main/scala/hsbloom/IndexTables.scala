@@ -2,13 +2,15 @@ package hsbloom
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types._
+import org.apache.spark.util.SerializableConfiguration
 
 /**
  * The two Parquet tables of an index version (schemas in docs/build.md), and
  * the one place that writes and reads them. Everything that produces rows of
  * a file-level or global table (the build, a refresh carrying rows over from an
  * older version) goes through `writeFileTable` / `writeGlobalTable`, so the
- * physical layout of a version is decided here alone.
+ * physical layout of a version is decided here alone: the file-level table
+ * gets the block-addressable copy of its filters (`FilterBlocks`) as it is written.
  */
 object IndexTables {
   val FileTableSchema: StructType = new StructType()
@@ -39,12 +41,23 @@ object IndexTables {
    * Writes rows of `FileTableSchema` (in that column order) into the version at
    * `dataPath`; `mode` is "errorifexists" for the first write, "append" after.
    */
-  def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit =
-    write(rows.select(FileTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*), mode, filesPath(dataPath))
+  def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit = {
+    val spark = rows.sparkSession
+    val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
+    val withBlocks = rows.select(FileTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*).rdd
+      .mapPartitions(part => FilterBlocks.attach(part, dataPath, conf.value))
+    write(spark.createDataFrame(withBlocks, StoredFileTableSchema), mode, filesPath(dataPath))
+  }
+
+  /** The file-level table as stored: `FileTableSchema` and the filters' block addresses (`FilterBlocks`). */
+  val StoredFileTableSchema: StructType = StructType(FileTableSchema.fields ++ FilterBlocks.Columns)
 
   /** Writes rows of `GlobalTableSchema` into the version at `dataPath`. */
   def writeGlobalTable(rows: DataFrame, dataPath: String, mode: String): Unit =
     write(rows.select(GlobalTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*), mode, globalPath(dataPath))
+
+  /** The side files with the filters' blocks (`FilterBlocks`) inside a version's data directory. */
+  def blocksPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, FilterBlocks.Dir).toString
 
   /** The file-level table of the version at `dataPath`, as a DataFrame (for refresh and tests). */
   def readFileTable(spark: SparkSession, dataPath: String): DataFrame =

@@ -230,8 +230,11 @@ object Sbbf {
   }
 
   /** Probe of a bitset that starts at `offset` in `bytes` and is `numBytes` long. */
-  def mightContainHashInBitset(bytes: Array[Byte], offset: Int, numBytes: Int, h: Long): Boolean = {
-    val base = offset + blockIndex(h, numBytes >>> 5) * 32
+  def mightContainHashInBitset(bytes: Array[Byte], offset: Int, numBytes: Int, h: Long): Boolean =
+    mightContainHashInBlock(bytes, offset + blockIndex(h, numBytes >>> 5) * 32, h)
+
+  /** Probe of the one 32-byte block (little-endian words) at `base` in `bytes` that `h` maps to. */
+  def mightContainHashInBlock(bytes: Array[Byte], base: Int, h: Long): Boolean = {
     val x = h.toInt
     var i = 0
     while (i < 8) {
