@@ -75,7 +75,7 @@ def test_create_writes_the_log_and_data_and_lists_the_index(spark, hs, system_pa
     spark.sparkContext.setLocalProperty("spark.job.description", None)
 
     assert states(spark, system_path, "events_keys") == ["CREATING", "ACTIVE"]
-    assert sorted(p.name for p in (system_path / "events_keys" / "v__=0").iterdir()) == ["files", "global"]
+    assert sorted(p.name for p in (system_path / "events_keys" / "v__=0").iterdir()) == ["blocks", "files", "global"]
     active = log_of(spark, system_path, "events_keys").latest()
     assert active.source.format == "parquet" and len(active.source.files) == NUM_FILES
     assert active.data_path == f"file:{system_path}/events_keys/v__=0"
