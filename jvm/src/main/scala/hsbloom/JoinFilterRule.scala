@@ -3,7 +3,7 @@ package hsbloom
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, Expression, IsNotNull}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LocalRelation, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -137,14 +137,14 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     conf.runtimeFilterBloomFilterEnabled &&
       target.collectLeaves().exists(l => l.isInstanceOf[LogicalRelation] &&
         l.stats.sizeInBytes >= conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_APPLICATION_SIDE_SCAN_SIZE_THRESHOLD)) &&
-      source.exists(_.isInstanceOf[Filter]) &&
+      hasSelectiveFilter(source) &&
       source.stats.sizeInBytes <= conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD)
   }
 
-  /** A build side that may well have few keys: it filters, or it is small. */
+  /** A build side that may well have few keys: it filters its rows, or it is small. */
   private def smallBuildSide(source: LogicalPlan): Boolean = {
     val threshold = math.max(session.sessionState.conf.autoBroadcastJoinThreshold, 0L)
-    source.exists(_.isInstanceOf[Filter]) || source.stats.sizeInBytes <= threshold
+    hasSelectiveFilter(source) || source.stats.sizeInBytes <= threshold
   }
 
   /** Every leaf reads a fixed file listing (or local rows), so the keys computed twice are the same keys. */
@@ -171,6 +171,18 @@ object JoinFilterRule {
     case Inner | LeftSemi => true
     case LeftOuter => !leftSide
     case RightOuter => leftSide
+    case _ => false
+  }
+
+  /**
+   * A Filter that drops rows for a reason of the query's own: not only the
+   * `IS NOT NULL` Spark infers for every join key, nor hsbloom's own join filters.
+   */
+  def hasSelectiveFilter(plan: LogicalPlan): Boolean = plan.exists {
+    case Filter(condition, _) => JoinKeys.conjuncts(condition).exists {
+      case IsNotNull(_) => false
+      case c => !c.exists(_.isInstanceOf[GlobalFilterContains])
+    }
     case _ => false
   }
 

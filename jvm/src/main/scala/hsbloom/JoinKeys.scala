@@ -14,6 +14,8 @@ object JoinKeys extends PredicateHelper {
   /** One conjunct `left = right` or `left <=> right`, each key over its own side only. */
   final case class EquiKey(left: Expression, right: Expression, nullSafe: Boolean)
 
+  def conjuncts(condition: Expression): Seq[Expression] = splitConjunctivePredicates(condition)
+
   def equiKeys(join: Join): Seq[EquiKey] =
     join.condition.toSeq.flatMap(splitConjunctivePredicates).flatMap {
       case EqualTo(a, b) => oriented(join, a, b, nullSafe = false)

@@ -2,13 +2,11 @@ package hsbloom
 
 import scala.util.control.NonFatal
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.logical.{Distinct, Limit, LogicalPlan}
 import org.apache.spark.sql.execution.SQLExecution
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
-import org.apache.spark.sql.types.StructType
 import org.slf4j.LoggerFactory
 
 /**
@@ -28,15 +26,8 @@ final class JoinPrunedFileIndex(
     val delegate: FileIndex,
     val columns: Seq[IndexCatalog.CoveredColumn],
     val joins: Seq[JoinPrunedFileIndex.BuildKeys],
-    val maxKeys: Int) extends FileIndex {
+    val maxKeys: Int) extends DelegatingFileIndex {
   import JoinPrunedFileIndex._
-
-  override def rootPaths: Seq[Path] = delegate.rootPaths
-  override def inputFiles: Array[String] = delegate.inputFiles
-  override def refresh(): Unit = delegate.refresh()
-  override def sizeInBytes: Long = delegate.sizeInBytes
-  override def partitionSchema: StructType = delegate.partitionSchema
-  override def metadataOpsTimeNs: Option[Long] = delegate.metadataOpsTimeNs
 
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     prune(partitionFilters, dataFilters)._1
