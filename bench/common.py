@@ -21,12 +21,12 @@ import hsbloom
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def session(app: str, delta: bool = False) -> SparkSession:
+def session(app: str, delta: bool = False, driver_memory: str = "6g") -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master("local[2]")
         .appName(app)
-        .config("spark.driver.memory", "6g")
+        .config("spark.driver.memory", driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.hsbloom.system.path", str(DATA / "indexes"))

@@ -16,6 +16,7 @@ class HsbloomExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     BuildInfo.checkSparkVersion(org.apache.spark.SPARK_VERSION)
     extensions.injectOptimizerRule(session => new FilePruningRule(session))
+    extensions.injectPreCBORule(session => new JoinFilterRule(session))
     extensions.injectColumnar(session => DeltaScanPruningRule.asColumnarRule(session))
     SqlFunctions.all.foreach(extensions.injectFunction)
   }

@@ -39,9 +39,13 @@ object IndexLog {
       deltaVersion: Option[Long],
       schema: Map[String, String],
       dataVersion: Option[Long],
-      dataPath: Option[String]) {
+      dataPath: Option[String],
+      columnSummaries: Map[String, IndexLog.ColumnSummary] = Map.empty) {
     def describe: String = s"$indexName (log entry $id${dataVersion.map(v => s", data version $v").getOrElse("")})"
   }
+
+  /** What the build counted for one indexed column (`summary.columns.<c>` of the entry). */
+  final case class ColumnSummary(numRows: Long, numNulls: Long, ndv: Long, globalFilterBytes: Long)
 
   private val mapper = new ObjectMapper()
 
@@ -109,6 +113,11 @@ object IndexLog {
       deltaVersion = source.flatMap(opt(_, "delta_version")).map(_.asLong),
       schema = stringMap(source.flatMap(opt(_, "schema"))),
       dataVersion = opt(root, "data_version").map(_.asLong),
-      dataPath = opt(root, "data_path").map(_.asText))
+      dataPath = opt(root, "data_path").map(_.asText),
+      columnSummaries = opt(root, "summary").flatMap(opt(_, "columns")).map(_.properties.asScala.map { e =>
+        val c = e.getValue
+        def count(name: String): Long = opt(c, name).map(_.asLong).getOrElse(-1L)
+        e.getKey -> ColumnSummary(count("num_rows"), count("num_nulls"), count("ndv"), count("global_filter_bytes"))
+      }.toMap).getOrElse(Map.empty))
   }
 }

@@ -68,6 +68,47 @@ object IndexTables {
     spark.read.schema(GlobalTableSchema).parquet(globalPath(dataPath))
 
   /**
+   * The serialized global filter of `column` (header + bitset) of the version at
+   * `dataPath`, read with parquet-java through the Hadoop FileSystem, without a
+   * SparkSession: executors load it for the join filters (`GlobalFilter`).
+   * Throws when the table is missing, or the column's chunks are incomplete or
+   * disagree on their sizes.
+   */
+  def readGlobalFilter(dataPath: String, column: String, conf: org.apache.hadoop.conf.Configuration): Array[Byte] = {
+    import org.apache.hadoop.fs.Path
+    import org.apache.parquet.hadoop.ParquetReader
+    import org.apache.parquet.hadoop.example.GroupReadSupport
+    val table = new Path(globalPath(dataPath))
+    val fs = table.getFileSystem(conf)
+    val parts = fs.listStatus(table).filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
+      !s.getPath.getName.startsWith(".")).map(_.getPath)
+    val chunks = scala.collection.mutable.TreeMap[Int, Array[Byte]]()
+    var expected: Option[(Int, Long)] = None
+    parts.foreach { part =>
+      val reader = ParquetReader.builder(new GroupReadSupport(), part).withConf(conf).build()
+      try {
+        var row = reader.read()
+        while (row != null) {
+          if (row.getString("column", 0) == column) {
+            val shape = (row.getInteger("num_chunks", 0), row.getLong("filter_bytes", 0))
+            if (expected.exists(_ != shape)) throw new IllegalStateException(s"global table $table: chunks of $column disagree on their sizes")
+            expected = Some(shape)
+            chunks(row.getInteger("chunk_index", 0)) = row.getBinary("chunk", 0).getBytes
+          }
+          row = reader.read()
+        }
+      } finally reader.close()
+    }
+    val (numChunks, filterBytes) = expected.getOrElse(throw new IllegalStateException(s"global table $table has no filter for $column"))
+    val bytes = chunks.values.foldLeft(new java.io.ByteArrayOutputStream())((out, c) => { out.write(c); out }).toByteArray
+    if (chunks.size != numChunks || chunks.keys.toSeq != (0 until numChunks) || bytes.length.toLong != filterBytes) {
+      throw new IllegalStateException(s"global table $table: the filter of $column is incomplete " +
+        s"(${chunks.size} of $numChunks chunks, ${bytes.length} of $filterBytes bytes)")
+    }
+    bytes
+  }
+
+  /**
    * Filters are about half ones at random, which no codec or dictionary
    * shrinks, so both are off rather than spending CPU on them.
    */

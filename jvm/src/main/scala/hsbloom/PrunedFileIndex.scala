@@ -2,11 +2,9 @@ package hsbloom
 
 import scala.util.control.NonFatal
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
-import org.apache.spark.sql.types.StructType
 import org.slf4j.LoggerFactory
 
 /**
@@ -23,15 +21,8 @@ import org.slf4j.LoggerFactory
 final class PrunedFileIndex(
     @transient private val session: SparkSession,
     val delegate: FileIndex,
-    val columns: Seq[IndexCatalog.CoveredColumn]) extends FileIndex {
+    val columns: Seq[IndexCatalog.CoveredColumn]) extends DelegatingFileIndex {
   import PrunedFileIndex._
-
-  override def rootPaths: Seq[Path] = delegate.rootPaths
-  override def inputFiles: Array[String] = delegate.inputFiles
-  override def refresh(): Unit = delegate.refresh()
-  override def sizeInBytes: Long = delegate.sizeInBytes
-  override def partitionSchema: StructType = delegate.partitionSchema
-  override def metadataOpsTimeNs: Option[Long] = delegate.metadataOpsTimeNs
 
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     prune(partitionFilters, dataFilters)._1

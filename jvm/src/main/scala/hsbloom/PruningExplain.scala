@@ -14,18 +14,20 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
 
   /** The text `hs.explain(df)` prints. */
   def explain(df: Dataset[_]): String = {
-    val (withIndex, reports) = withEnabled(df, enabled = true) {
+    val (withIndex, (reports, injected)) = withEnabled(df, enabled = true) {
       val planned = plan(df)
       val scans = collect(planned) { case s: FileSourceScanExec => s }
-      (planned, scans.flatMap { s =>
+      (planned, (scans.flatMap { s =>
         s.relation.location match {
           case p: PrunedFileIndex =>
-            val partitionFilters = s.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
-            val (_, report) = p.prune(partitionFilters, s.dataFilters)
+            val (_, report) = p.prune(staticPartitionFilters(s), s.dataFilters)
             Some(s"${p.rootPaths.mkString(", ")}\n  ${report.describe}")
+          case j: JoinPrunedFileIndex =>
+            val (_, report, joins) = j.prune(staticPartitionFilters(s), s.dataFilters)
+            Some((Seq(j.rootPaths.mkString(", "), s"  ${report.describe}") ++ joins.map("  " + _)).mkString("\n"))
           case _ => None
         }
-      })
+      }, joinFilters(planned)))
     }
     val withoutIndex = withEnabled(df, enabled = false)(plan(df))
     val rule = "=" * 72
@@ -34,7 +36,23 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
       rule, "Plan without hsbloom:", rule, withoutIndex.treeString,
       rule, "Indexes used:", rule,
       if (reports.isEmpty) "(none: no scan of this query is pruned by an hsbloom index)" else reports.mkString("\n"),
+      rule, "Join filters injected:", rule,
+      if (injected.isEmpty) "(none)" else injected.mkString("\n"),
       "").mkString("\n")
+  }
+
+  private def staticPartitionFilters(s: FileSourceScanExec) =
+    s.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
+
+  /** Each injected global-filter probe of the plan, once. */
+  def joinFilters(plan: SparkPlan): Seq[String] = {
+    val found = scala.collection.mutable.LinkedHashSet[String]()
+    foreach(plan)(_.expressions.foreach(_.foreach {
+      case g: GlobalFilterContains => found += s"${g.child.sql} may be a key of the ${g.ref.describe}" +
+        (if (g.keepNulls) " (nulls kept)" else "")
+      case _ =>
+    }))
+    found.toSeq
   }
 
   /** The physical plan of `df` planned afresh (before adaptive execution wraps it), Delta rule applied as execution would. */

@@ -1,0 +1,191 @@
+package hsbloom
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, Expression, IsNotNull}
+import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LocalRelation, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitioningAwareFileIndex}
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * Join acceleration (docs/joins.md). For each equality `a = b` (or `a <=> b`)
+ * of a join, on each side whose unmatched rows the join drops (both sides of
+ * inner and left-semi joins, the non-preserved side of outer joins):
+ *
+ *  1. **Global filter.** When the other side's key is an indexed column with a
+ *     global filter, and every file that side lists is the one the index
+ *     covers, keep only rows whose key may be in that filter: a Filter just
+ *     above this side, so below the exchange Spark adds for the join.
+ *  2. **File pruning.** When this side's key is an indexed column of a file
+ *     relation and the other side is filtered or small, install a
+ *     `JoinPrunedFileIndex` that keeps only the files whose filters may hold
+ *     one of the other side's keys.
+ *
+ * Runs once, as a pre-CBO rule: after the operator optimizations have pushed
+ * filters down, before Spark's own runtime filters are injected.
+ */
+class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
+  import JoinFilterRule._
+
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    if (!FilePruningRule.isEnabled(session) || !setting(session, EnabledConf, "true").toBoolean) return plan
+    try plan.transformUp { case j: Join if j.condition.isDefined => rewrite(j) }
+    catch {
+      case NonFatal(e) =>
+        logWarning(s"hsbloom: join filter rule failed, plan left unchanged: $e")
+        plan
+    }
+  }
+
+  private def rewrite(j: Join): LogicalPlan = {
+    var left = j.left
+    var right = j.right
+    JoinKeys.equiKeys(j).foreach { k =>
+      if (dropsUnmatched(j.joinType, leftSide = true)) left = reduce(left, k.left, j.right, k.right, k.nullSafe)
+      if (dropsUnmatched(j.joinType, leftSide = false)) right = reduce(right, k.right, j.left, k.left, k.nullSafe)
+    }
+    if ((left eq j.left) && (right eq j.right)) j else j.copy(left = left, right = right)
+  }
+
+  /** `target` without rows (global filter) and files (pruning) that cannot meet `source` on `targetKey = sourceKey`. */
+  private def reduce(target: LogicalPlan, targetKey: Expression, source: LogicalPlan, sourceKey: Expression,
+      nullSafe: Boolean): LogicalPlan = {
+    val filtered = withGlobalFilter(target, targetKey, source, sourceKey, nullSafe).getOrElse(target)
+    withFilePruning(filtered, targetKey, source, sourceKey, nullSafe).getOrElse(filtered)
+  }
+
+  private def timeZone: String = session.sessionState.conf.sessionLocalTimeZone
+
+  private def withGlobalFilter(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
+      sourceKey: Expression, nullSafe: Boolean): Option[LogicalPlan] = {
+    if (!probablyShuffled(target, source) || sparkRuntimeFilterApplies(target, source)) return None
+    val column = JoinKeys.columnOf(source, sourceKey).filterNot(c => FilePruningRule.isDelta(c.fs)).orNull
+    if (column == null) return None
+    val maxBytes = setting(session, MaxGlobalFilterBytesConf, DefaultMaxGlobalFilterBytes.toString).toLong
+    val covered = IndexCatalog.coveredColumns(session, column.fs, Seq(column.attribute))
+    val chosen = covered.iterator.flatMap { c =>
+      c.index.entry.columnSummaries.get(c.indexColumn)
+        .filter(s => s.globalFilterBytes > 0 && s.globalFilterBytes <= maxBytes).map(c -> _)
+    }.find { case (c, _) => everyFileIndexed(column.fs.location, c.index) }
+    for {
+      (c, summary) <- chosen
+      value <- JoinKeys.inColumnType(targetKey, column, timeZone)
+      filter = GlobalFilterContains(value, GlobalFilterRef(c.index.dataPath, c.indexColumn, c.index.entry.indexName,
+        summary.globalFilterBytes), keepNulls = nullSafe && summary.numNulls != 0)
+      if !target.exists {
+        case Filter(cond, _) => cond.exists(e => e.isInstanceOf[GlobalFilterContains] && e.semanticEquals(filter))
+        case _ => false
+      }
+    } yield Filter(filter, target)
+  }
+
+  private def withFilePruning(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
+      sourceKey: Expression, nullSafe: Boolean): Option[LogicalPlan] = {
+    val column = JoinKeys.columnOf(target, targetKey).filterNot(c => FilePruningRule.isDelta(c.fs)).orNull
+    if (column == null || !source.deterministic || !stableLeaves(source) || !smallBuildSide(source)) return None
+    val output = column.relation.output.collect { case a: AttributeReference => a }
+    val covered = IndexCatalog.coveredColumns(session, column.fs, output)
+    if (!covered.exists(_.attribute.exprId == column.attribute.exprId)) return None
+    // The build keys become values of the probe column's own type (null where none is equal).
+    val buildValue = JoinKeys.inColumnType(sourceKey, column, timeZone)
+    buildValue.map { v =>
+      val keys = new JoinPrunedFileIndex.BuildKeys(column.attribute, Project(Seq(Alias(v, "hsbloom_key")()), source),
+        nullSafe)
+      val maxKeys = setting(session, MaxBuildKeysConf, DefaultMaxBuildKeys.toString).toInt
+      val location = JoinPrunedFileIndex.withJoin(session, column.fs.location, covered, keys, maxKeys)
+      if (location eq column.fs.location) target
+      else {
+        val relation = column.relation.copy(relation = column.fs.copy(location = location)(column.fs.sparkSession))
+        target.transformUp { case l: LogicalRelation if l eq column.relation => relation }
+      }
+    }
+  }
+
+  /**
+   * Whether every file the relation lists is one the index covers (same path,
+   * size and modification time). A file added or changed since the build may
+   * hold keys the global filter lacks. Only fixed listings qualify (an
+   * `InMemoryFileIndex`, which lists once): a listing redone at execution
+   * could see files that were not checked here.
+   */
+  private def everyFileIndexed(location: FileIndex, index: IndexCatalog.ActiveIndex): Boolean = {
+    val listing = JoinPrunedFileIndex.unwrap(location)
+    if (!isFixedListing(listing)) return false
+    val data = IndexCatalog.indexData(session, index)
+    listing.asInstanceOf[PartitioningAwareFileIndex].allFiles().forall(f => data.lookup(f.getPath, f.getLen, f.getModificationTime).isDefined)
+  }
+
+  /** Like Spark's own runtime filter: only where neither side would be broadcast. */
+  private def probablyShuffled(target: LogicalPlan, source: LogicalPlan): Boolean = {
+    val threshold = session.sessionState.conf.autoBroadcastJoinThreshold
+    def broadcastable(p: LogicalPlan) = threshold >= 0 && p.stats.sizeInBytes <= threshold
+    !broadcastable(target) && !broadcastable(source)
+  }
+
+  /**
+   * Where Spark's own runtime Bloom filter will be injected on this side (its
+   * main conditions: enabled, a scan on this side of at least its application
+   * threshold, a filtered and small other side), it is built from the filtered
+   * other side, so it drops at least what the global filter drops: hsbloom
+   * leaves the rows to it rather than probing twice.
+   */
+  private def sparkRuntimeFilterApplies(target: LogicalPlan, source: LogicalPlan): Boolean = {
+    val conf = session.sessionState.conf
+    conf.runtimeFilterBloomFilterEnabled &&
+      target.collectLeaves().exists(l => l.isInstanceOf[LogicalRelation] &&
+        l.stats.sizeInBytes >= conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_APPLICATION_SIDE_SCAN_SIZE_THRESHOLD)) &&
+      hasSelectiveFilter(source) &&
+      source.stats.sizeInBytes <= conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD)
+  }
+
+  /** A build side that may well have few keys: it filters its rows, or it is small. */
+  private def smallBuildSide(source: LogicalPlan): Boolean = {
+    val threshold = math.max(session.sessionState.conf.autoBroadcastJoinThreshold, 0L)
+    hasSelectiveFilter(source) || source.stats.sizeInBytes <= threshold
+  }
+
+  /** Every leaf reads a fixed file listing (or local rows), so the keys computed twice are the same keys. */
+  private def stableLeaves(source: LogicalPlan): Boolean = source.collectLeaves().forall {
+    case LogicalRelation(fs: HadoopFsRelation, _, _, false, _) =>
+      !FilePruningRule.isDelta(fs) && isFixedListing(JoinPrunedFileIndex.unwrap(fs.location))
+    case _: LocalRelation => true
+    case _ => false
+  }
+}
+
+object JoinFilterRule {
+  val EnabledConf = "spark.hsbloom.join.enabled"
+  val MaxGlobalFilterBytesConf = "spark.hsbloom.join.globalFilter.maxBytes"
+  val MaxBuildKeysConf = "spark.hsbloom.join.pruning.maxBuildKeys"
+  val DefaultMaxGlobalFilterBytes: Long = 64L * 1024 * 1024
+  val DefaultMaxBuildKeys = 5000
+
+  private def setting(session: SparkSession, key: String, default: String): String =
+    session.conf.getOption(key).map(_.trim).filter(_.nonEmpty).getOrElse(default)
+
+  /** Join types whose result never needs a row of this side that has no match on the other. */
+  def dropsUnmatched(joinType: JoinType, leftSide: Boolean): Boolean = joinType match {
+    case Inner | LeftSemi => true
+    case LeftOuter => !leftSide
+    case RightOuter => leftSide
+    case _ => false
+  }
+
+  /**
+   * A Filter that drops rows for a reason of the query's own: not only the
+   * `IS NOT NULL` Spark infers for every join key, nor hsbloom's own join filters.
+   */
+  def hasSelectiveFilter(plan: LogicalPlan): Boolean = plan.exists {
+    case Filter(condition, _) => JoinKeys.conjuncts(condition).exists {
+      case IsNotNull(_) => false
+      case c => !c.exists(_.isInstanceOf[GlobalFilterContains])
+    }
+    case _ => false
+  }
+
+  private def isFixedListing(listing: FileIndex): Boolean =
+    listing.getClass.getName == "org.apache.spark.sql.execution.datasources.InMemoryFileIndex"
+}

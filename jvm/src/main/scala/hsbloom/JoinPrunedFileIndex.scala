@@ -1,0 +1,127 @@
+package hsbloom
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans.logical.{Distinct, Limit, LogicalPlan}
+import org.apache.spark.sql.execution.SQLExecution
+import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.slf4j.LoggerFactory
+
+/**
+ * Dynamic file pruning for the probe side of an equi-join: a relation's
+ * FileIndex that, when Spark lists its files, first runs the build side's
+ * distinct keys (at most `maxKeys` + 1 of them), and if there are at most
+ * `maxKeys`, keeps only the files whose file-level filters may hold one of
+ * them, as if the scan had `key IN (build keys)` among its filters.
+ *
+ * The keys come from a small Spark job of their own, run when the probe side
+ * is listed (so the build side is computed twice: once here, once for the
+ * join; the rule only installs this where the build side is filtered or
+ * small). Any failure, too many keys, or hsbloom turned off keeps every file.
+ */
+final class JoinPrunedFileIndex(
+    @transient private val session: SparkSession,
+    val delegate: FileIndex,
+    val columns: Seq[IndexCatalog.CoveredColumn],
+    val joins: Seq[JoinPrunedFileIndex.BuildKeys],
+    val maxKeys: Int) extends DelegatingFileIndex {
+  import JoinPrunedFileIndex._
+
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    prune(partitionFilters, dataFilters)._1
+
+  /** Build-side keys, computed once per plan (the build side reads fixed file listings). */
+  @transient private lazy val keyFilters: Seq[(BuildKeys, Either[String, Expression])] = joins.map(j => j -> keysFilter(j))
+
+  /** The listing after pruning, what the file pruning did, and per join what its build side gave. */
+  def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
+      : (Seq[PartitionDirectory], PrunedFileIndex.Report, Seq[String]) = {
+    val pruning = new PrunedFileIndex(session, delegate, columns)
+    if (session != null && !FilePruningRule.isEnabled(session)) {
+      val (listed, report) = pruning.prune(partitionFilters, dataFilters)
+      return (listed, report, Nil)
+    }
+    val filters = keyFilters
+    val notes = filters.map { case (j, f) =>
+      s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"${j.describeKeys} from the build side")
+    }
+    val (listed, report) = pruning.prune(partitionFilters, dataFilters ++ filters.flatMap(_._2.toOption))
+    notes.foreach(n => log.info(s"hsbloom: $n for ${rootPaths.mkString(", ")}"))
+    (listed, report, notes)
+  }
+
+  /** `column IN (build keys)` (`OR column IS NULL` for `<=>` with a null key), or why there is none. */
+  private def keysFilter(j: BuildKeys): Either[String, Expression] = {
+    try {
+      val started = System.nanoTime()
+      val plan = Limit(Literal(maxKeys + 1), Distinct(j.plan))
+      val qe = session.sessionState.executePlan(plan)
+      val rows = SQLExecution.withNewExecutionId(qe, Some("hsbloom: build-side keys for file pruning")) {
+        qe.executedPlan.executeCollect()
+      }
+      val ms = (System.nanoTime() - started) / 1e6
+      if (rows.length > maxKeys) return scala.util.Left(f"build side has more than $maxKeys keys ($ms%.0f ms); not pruned")
+      val dt = j.attribute.dataType
+      val values = rows.map(_.get(0, dt))
+      val nonNull = values.filter(_ != null).toSet
+      j.keyCount = Some(nonNull.size)
+      val in: Expression =
+        if (nonNull.isEmpty) EqualTo(j.attribute, Literal.create(null, dt)) // no key: nothing can join
+        else InSet(j.attribute, nonNull)
+      scala.util.Right(if (j.nullSafe && values.contains(null)) Or(in, IsNull(j.attribute)) else in)
+    } catch {
+      case NonFatal(e) =>
+        log.warn(s"hsbloom: build-side keys for pruning ${rootPaths.mkString(", ")} failed ($e); not pruned")
+        scala.util.Left(s"build-side keys failed: $e")
+    }
+  }
+
+  private def identity: (FileIndex, Seq[(String, String, String)], Seq[(String, LogicalPlan, Boolean)]) = (delegate,
+    columns.map(c => (c.attribute.name, c.index.dataPath, c.indexColumn)),
+    joins.map(j => (j.attribute.name, j.plan.canonicalized, j.nullSafe)))
+
+  override def equals(other: Any): Boolean = other match {
+    case p: JoinPrunedFileIndex => p.identity == identity
+    case _ => false
+  }
+  override def hashCode: Int = identity.hashCode
+  override def toString: String =
+    s"JoinPrunedFileIndex(${joins.map(j => s"${j.attribute.name} by build-side keys").mkString(", ")}; $delegate)"
+}
+
+object JoinPrunedFileIndex {
+  private val log = LoggerFactory.getLogger(classOf[JoinPrunedFileIndex])
+
+  /**
+   * One join's build side: `plan` has one column, the build key as a value of
+   * the probe column `attribute`'s type (null where no value of it is equal).
+   */
+  final class BuildKeys(val attribute: AttributeReference, val plan: LogicalPlan, val nullSafe: Boolean) {
+    @volatile private[hsbloom] var keyCount: Option[Int] = None
+    def describeKeys: String = keyCount.map(n => s"$n distinct key(s)").getOrElse("keys")
+    def sameAs(o: BuildKeys): Boolean =
+      o.attribute.exprId == attribute.exprId && o.nullSafe == nullSafe && o.plan.canonicalized == plan.canonicalized
+  }
+
+  /**
+   * `location` with one more join's build keys: a JoinPrunedFileIndex (made
+   * from a plain location or from a PrunedFileIndex, whose columns it takes
+   * over), or `location` itself when it already has these keys.
+   */
+  def withJoin(session: SparkSession, location: FileIndex, covered: Seq[IndexCatalog.CoveredColumn],
+      keys: BuildKeys, maxKeys: Int): FileIndex = location match {
+    case j: JoinPrunedFileIndex if j.joins.exists(_.sameAs(keys)) => j
+    case j: JoinPrunedFileIndex => new JoinPrunedFileIndex(session, j.delegate, j.columns, j.joins :+ keys, maxKeys)
+    case p: PrunedFileIndex => new JoinPrunedFileIndex(session, p.delegate, p.columns, Seq(keys), maxKeys)
+    case other => new JoinPrunedFileIndex(session, other, covered, Seq(keys), maxKeys)
+  }
+
+  /** The listing under hsbloom's wrappers. */
+  def unwrap(location: FileIndex): FileIndex = location match {
+    case j: JoinPrunedFileIndex => unwrap(j.delegate)
+    case p: PrunedFileIndex => unwrap(p.delegate)
+    case other => other
+  }
+}

@@ -1,0 +1,299 @@
+"""Join acceleration never changes an answer: every join type and key type, rule on vs off.
+
+A fact table (8 files) and a dimension (4 files), both indexed on five key
+columns (long, int, string, date, decimal) with global filters. The dimension
+holds about a third of the fact's keys; both have nulls and duplicate keys.
+Joins are planned as shuffle joins (broadcast off), where hsbloom injects.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+from decimal import Decimal
+
+import pytest
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+import hsbloom
+from pruning_support import files_read
+
+KEYS = ["l", "i", "s", "d", "dec"]
+INDEXED = KEYS + ["il"]
+FACT_FILES = 8
+DIM_FILES = 4
+SCHEMA = T.StructType(
+    [
+        T.StructField("id", T.LongType()),
+        T.StructField("tag", T.StringType()),
+        T.StructField("l", T.LongType()),
+        T.StructField("i", T.IntegerType()),
+        T.StructField("s", T.StringType()),
+        T.StructField("d", T.DateType()),
+        T.StructField("dec", T.DecimalType(12, 2)),
+        T.StructField("il", T.LongType()),  # the int key as a bigint (beyond int range for unmatched keys)
+    ]
+)
+# Spark's join flavours this rule acts on, as DataFrame `how` and SQL.
+JOIN_TYPES = {
+    "inner": "JOIN",
+    "left_semi": "LEFT SEMI JOIN",
+    "left_outer": "LEFT OUTER JOIN",
+    "right_outer": "RIGHT OUTER JOIN",
+}
+
+
+def key_values(n: int):
+    """Column values for key number n (every key column derives from n, so joins on any key agree)."""
+    return (
+        n * 7_919_000_003,
+        n * 37 - 50_000,
+        f"key-{n}-ü",
+        datetime.date(2000, 1, 1) + datetime.timedelta(days=n),
+        Decimal(n * 13).scaleb(-2),
+    )
+
+
+def rows_for(rng: random.Random, keys: list[int], first_id: int, tags: list[str]) -> list[tuple]:
+    rows = []
+    for offset, n in enumerate(keys):
+        values = key_values(n)
+        # Some nulls in every key column, independently.
+        values = tuple(None if rng.random() < 0.05 else v for v in values)
+        wide = values[1] if values[1] is None or n < 3000 else values[1] + 2**40
+        rows.append((first_id + offset, rng.choice(tags), *values, wide))
+    return rows
+
+
+def write(spark, rows, files: int, path: str) -> None:
+    spark.createDataFrame(rows, SCHEMA).repartition(files, "id").write.parquet(path)
+
+
+@pytest.fixture(scope="module")
+def tables(spark, tmp_path_factory, module_system_path):
+    rng = random.Random(7)
+    base = tmp_path_factory.mktemp("join")
+    fact_keys = [rng.randrange(3000) for _ in range(2400)]  # duplicates: 3000 possible keys, 2400 draws
+    dim_keys = [rng.randrange(1000) for _ in range(500)] + list(range(3000, 3100))  # ~1/3 of fact's, + unmatched
+    fact, dim = str(base / "fact"), str(base / "dim")
+    write(spark, rows_for(rng, fact_keys, 0, ["a", "b"]), FACT_FILES, fact)
+    write(spark, rows_for(rng, dim_keys, 100_000, ["x"] * 50 + ["y"]), DIM_FILES, dim)
+    hs = hsbloom.Hyperspace(spark)
+    hs.create_index(spark.read.parquet(fact), hsbloom.BFIndexConfig("join_fact", INDEXED))
+    hs.create_index(spark.read.parquet(dim), hsbloom.BFIndexConfig("join_dim", INDEXED))
+    settings = {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.shuffle.partitions": "1"}
+    previous = {k: spark.conf.get(k) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    yield fact, dim
+    for k, v in previous.items():
+        spark.conf.set(k, v)
+    hsbloom.disable(spark)
+
+
+def plan_text(df) -> str:
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+def run(spark, df_builder, enabled: bool):
+    (hsbloom.enable if enabled else hsbloom.disable)(spark)
+    df = df_builder()
+    return sorted((tuple(r) for r in df.collect()), key=repr), plan_text(df)
+
+
+def dataframe_join(spark, fact, dim, how: str):
+    """One query: the join on each key column in turn, with `=` and `<=>`, unioned; rows are
+    (key column, operator, fact id, dim id)."""
+
+    def build():
+        f, d = spark.read.parquet(fact).alias("f"), spark.read.parquet(dim).alias("d")
+        parts = []
+        for k in KEYS:
+            for op in ("=", "<=>"):
+                left, right = F.col(f"f.{k}"), F.col(f"d.{k}")
+                joined = f.join(d, left.eqNullSafe(right) if op == "<=>" else left == right, how)
+                dim_id = F.lit(None).cast("long") if how == "left_semi" else F.col("d.id")
+                parts.append(joined.select(F.lit(k).alias("k"), F.lit(op).alias("op"), F.col("f.id").alias("fid"),
+                                           dim_id.alias("did")))
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.unionAll(p)
+        return out
+
+    return build
+
+
+def sql_join(spark, fact, dim, how: str):
+    def build():
+        spark.read.parquet(fact).createOrReplaceTempView("join_fact")
+        spark.read.parquet(dim).createOrReplaceTempView("join_dim")
+        dim_id = "CAST(NULL AS BIGINT)" if how == "left_semi" else "d.id"
+        return spark.sql(
+            " UNION ALL ".join(
+                f"SELECT '{k}' AS k, '{op}' AS op, f.id AS fid, {dim_id} AS did "
+                f"FROM join_fact f {JOIN_TYPES[how]} join_dim d ON f.{k} {op} d.{k}"
+                for k in KEYS
+                for op in ("=", "<=>")
+            )
+        )
+
+    return build
+
+
+@pytest.mark.parametrize("api", ["dataframe", "sql"])
+@pytest.mark.parametrize("how", list(JOIN_TYPES))
+def test_same_rows_with_and_without_hsbloom(spark, tables, how, api):
+    fact, dim = tables
+    builder = (dataframe_join if api == "dataframe" else sql_join)(spark, fact, dim, how)
+    off, off_plan = run(spark, builder, enabled=False)
+    on, on_plan = run(spark, builder, enabled=True)
+    assert on == off
+    assert "hsbloom_join_filter" not in off_plan
+    # Each of these join types has a side hsbloom may reduce whose other side is indexed.
+    assert on_plan.count("hsbloom_join_filter") >= len(KEYS) * 2
+    # Neither side filters its rows (beyond the IS NOT NULL Spark infers): no build-side key jobs.
+    assert "JoinPrunedFileIndex" not in on_plan
+    # Null keys join under <=> (each key column has nulls on both sides).
+    assert any(r[0] == k and r[1] == "<=>" for r in off for k in KEYS)
+
+
+def test_keys_of_other_types_convert_exactly(spark, tables):
+    """int = bigint both ways: the bigint side's values beyond the int range match nothing."""
+    fact, dim = tables
+
+    def build():
+        spark.read.parquet(fact).createOrReplaceTempView("join_fact")
+        spark.read.parquet(dim).createOrReplaceTempView("join_dim")
+        return spark.sql(
+            "SELECT 'fi=dil', f.id, d.id FROM join_fact f JOIN join_dim d ON f.i = d.il "
+            "UNION ALL SELECT 'fil=di', f.id, d.id FROM join_fact f JOIN join_dim d ON f.il = d.i "
+            "UNION ALL SELECT 'fi<=>dil', f.id, d.id FROM join_fact f RIGHT JOIN join_dim d ON f.i <=> d.il"
+        )
+
+    off, _ = run(spark, build, enabled=False)
+    on, plan = run(spark, build, enabled=True)
+    assert on == off
+    assert len([r for r in off if r[0] == "fi=dil"]) > 100
+    assert "try_cast" in plan.lower() or "TRY" in plan  # the bigint key brought to int exactly, per row
+    assert plan.count("hsbloom_join_filter") >= 4
+
+
+def test_filtered_build_side_prunes_probe_files(spark, tables):
+    fact, dim = tables
+
+    def build():
+        f, d = spark.read.parquet(fact).alias("f"), spark.read.parquet(dim).alias("d")
+        small = d.where(F.col("d.id").isin(100_000, 100_001, 100_002))
+        return f.join(small, F.col("f.s") == F.col("d.s")).select("f.id", "d.id")
+
+    off, _ = run(spark, build, enabled=False)
+    on, _ = run(spark, build, enabled=True)
+    assert on == off and len(off) > 0
+    hsbloom.enable(spark)
+    read_on = files_read(build())
+    hsbloom.disable(spark)
+    read_off = files_read(build())
+    keys = [r.s for r in spark.read.parquet(dim).where(F.col("id").isin(100_000, 100_001, 100_002)).collect()]
+    holding = spark.read.parquet(fact).where(F.col("s").isin(keys)).select(F.input_file_name()).distinct().count()
+    # The dimension reads all its files either way; the fact only those that may hold one of the keys.
+    assert read_off == FACT_FILES + DIM_FILES
+    assert holding < FACT_FILES - 1
+    assert holding <= read_on - DIM_FILES <= holding + 1
+    text = explain_text(spark, build())
+    assert "distinct key(s) from the build side" in text
+    assert "files -> " in text
+    assert "may be a key of the global filter of join_dim.s" in text
+
+
+def explain_text(spark, df) -> str:
+    from hsbloom.explain import explain_string
+
+    hsbloom.enable(spark)
+    try:
+        return explain_string(df)
+    finally:
+        hsbloom.disable(spark)
+
+
+def test_too_many_build_keys_keep_every_file(spark, tables):
+    fact, dim = tables
+    spark.conf.set("spark.hsbloom.join.pruning.maxBuildKeys", "2")
+    try:
+        df = lambda: (  # noqa: E731
+            spark.read.parquet(fact).alias("f")
+            .join(spark.read.parquet(dim).alias("d").where(F.col("d.id") < 100_010), F.col("f.l") == F.col("d.l"))
+            .select("f.id", "d.id")
+        )
+        off, _ = run(spark, df, enabled=False)
+        on, _ = run(spark, df, enabled=True)
+        assert on == off
+        assert "build side has more than 2 keys" in explain_text(spark, df())
+        hsbloom.enable(spark)
+        assert files_read(df()) == FACT_FILES + DIM_FILES
+    finally:
+        spark.conf.unset("spark.hsbloom.join.pruning.maxBuildKeys")
+        hsbloom.disable(spark)
+
+
+def test_no_injection_when_the_global_filter_is_too_large(spark, tables):
+    fact, dim = tables
+    spark.conf.set("spark.hsbloom.join.globalFilter.maxBytes", "1024")
+    try:
+        _, plan = run(spark, dataframe_join(spark, fact, dim, "inner"), enabled=True)
+        assert "hsbloom_join_filter" not in plan
+    finally:
+        spark.conf.unset("spark.hsbloom.join.globalFilter.maxBytes")
+        hsbloom.disable(spark)
+
+
+def test_spark_runtime_bloom_filter_is_not_doubled(spark, tables):
+    """Where Spark injects its own runtime Bloom filter on a side, hsbloom does not probe the same key there."""
+    fact, dim = tables
+    threshold = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"
+    spark.conf.set(threshold, "1")
+    try:
+        df = lambda: (  # noqa: E731
+            spark.read.parquet(fact).alias("f")
+            .join(spark.read.parquet(dim).alias("d").where(F.col("d.tag") == "y"), F.col("f.l") == F.col("d.l"))
+            .select("f.id", "d.id")
+        )
+        off, _ = run(spark, df, enabled=False)
+        on, plan = run(spark, df, enabled=True)
+        assert on == off
+        assert "bloom_filter_agg" in plan or "might_contain" in plan  # Spark's own
+        assert "hsbloom_join_filter(f.l" not in plan.replace("`", "")
+        spark.conf.set("spark.sql.optimizer.runtime.bloomFilter.enabled", "false")
+        _, plan = run(spark, df, enabled=True)
+        assert "might_contain" not in plan and "hsbloom_join_filter" in plan
+    finally:
+        spark.conf.unset(threshold)
+        spark.conf.unset("spark.sql.optimizer.runtime.bloomFilter.enabled")
+        hsbloom.disable(spark)
+
+
+def test_no_injection_from_a_relation_with_files_the_index_lacks(spark, tables, tmp_path):
+    """A file appended after the build may hold keys the global filter lacks: no injection, and its rows join."""
+    fact, _ = tables
+    rng = random.Random(3)
+    small = str(tmp_path / "dim_appended")
+    write(spark, rows_for(rng, list(range(0, 40)), 500_000, ["x"]), 2, small)
+    hsbloom.Hyperspace(spark).create_index(spark.read.parquet(small), hsbloom.BFIndexConfig("join_appended", ["l"]))
+
+    def build():
+        return (
+            spark.read.parquet(fact).alias("f")
+            .join(spark.read.parquet(small).alias("d"), F.col("f.l") == F.col("d.l"))
+            .select("f.id", "d.id")
+        )
+
+    assert "join_appended" in run(spark, build, enabled=True)[1]  # while every file is indexed
+    write_mode = spark.createDataFrame(rows_for(rng, list(range(1000, 1400)), 600_000, ["x"]), SCHEMA)
+    write_mode.coalesce(1).write.mode("append").parquet(small)
+
+    off, _ = run(spark, build, enabled=False)
+    on, plan = run(spark, build, enabled=True)
+    assert on == off
+    assert any(r[1] >= 600_000 for r in off)  # rows of the appended file join
+    assert "join_appended" not in plan
+    hsbloom.disable(spark)
