@@ -88,12 +88,13 @@ object IndexData {
     val parts = fs.listStatus(table).filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
       !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
     val reader = new FilterBlocks.Reader(conf, maxCachedBlockBytes)
-    val groups = mutable.HashMap[(String, Long), FilterBlocks.Group]()
+    val readConf = new Configuration(conf)
+    val groups = mutable.HashMap[String, FilterBlocks.Group]()
     val byFile = mutable.HashMap[String, (Long, Long, mutable.HashMap[String, ColumnEntry])]()
+    val keys = mutable.HashMap[String, String]()
     var bytes = 0L
     var corrupt = 0
     parts.foreach { part =>
-      val readConf = new Configuration(conf)
       readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(part, conf).toString)
       val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
       try {
@@ -107,12 +108,12 @@ object IndexData {
           val member = if (count == 0) { corrupt += 1; None } else {
             val file = row.getString("blocks_file", 0)
             val offset = row.getLong("blocks_offset", 0)
-            val group = groups.getOrElseUpdate((file, offset),
+            val group = groups.getOrElseUpdate(s"$offset@$file",
               FilterBlocks.Group(groups.size, new Path(blocksDir, file), offset, count, row.getInteger("bitset_bytes", 0)))
             Some(FilterBlocks.Member(group, row.getInteger("blocks_position", 0)))
           }
           val entry = ColumnEntry(row.getLong("num_rows", 0), row.getLong("num_nulls", 0), member, reader)
-          val key = IndexBuild.listedFileKey(path)
+          val key = keys.getOrElseUpdate(path, IndexBuild.listedFileKey(path)) // one parse per file, not per column
           val (s, m, columns) = byFile.getOrElseUpdate(key, (size, mtime, mutable.HashMap()))
           if (s != size || m != mtime) {
             throw new IllegalStateException(s"index table $table lists $path twice with different fingerprints")
