@@ -3,10 +3,13 @@
     index_writer.py race  SYSTEM_PATH DATA_PATH NAME GO_FILE
         prints READY once Spark is up, waits for GO_FILE to exist, calls create_index and
         prints one JSON line: {"outcome": "created"} or {"outcome": "error", "type": ..., "message": ...}
-    index_writer.py stall SYSTEM_PATH DATA_PATH NAME [MODE]
-        occupies the only task slot with a long JVM-side sleep, then calls create_index (or, with
-        MODE, refresh_index(NAME, MODE)), whose build job therefore waits; prints
-        "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists, and waits to be killed.
+    index_writer.py stall SYSTEM_PATH DATA_PATH NAME
+        occupies the only task slot with a long JVM-side sleep, then calls create_index, whose
+        build job therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists,
+        and waits to be killed.
+    index_writer.py stall-refresh SYSTEM_PATH NAME MODE
+        calls refresh_index(NAME, MODE); once the build of the appended files has written its data
+        (the new version's data is half-way), prints "BUILT_HALF_WAY <jvm pid> <pid>" and waits to be killed.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def race(system_path: str, data_path: str, name: str, go_file: str) -> None:
         print(json.dumps({"outcome": "error", "type": type(exc).__name__, "message": str(exc)}), flush=True)
 
 
-def stall(system_path: str, data_path: str, name: str, refresh_mode: str | None = None) -> None:
+def stall(system_path: str, data_path: str, name: str) -> None:
     spark = start_spark(system_path)
     sc = spark.sparkContext
     df = spark.read.parquet(data_path)  # schema read before the slot is taken
@@ -63,11 +66,9 @@ def stall(system_path: str, data_path: str, name: str, refresh_mode: str | None 
     threading.Thread(target=occupy_the_only_slot, daemon=True).start()
     while not sc.statusTracker().getActiveStageIds():
         time.sleep(0.05)
-    if refresh_mode is None:
-        operation = lambda: Hyperspace(spark).create_index(df, BFIndexConfig(name, ["id"]))  # noqa: E731
-    else:
-        operation = lambda: Hyperspace(spark).refresh_index(name, refresh_mode)  # noqa: E731
-    threading.Thread(target=operation, daemon=True).start()
+    threading.Thread(
+        target=lambda: Hyperspace(spark).create_index(df, BFIndexConfig(name, ["id"])), daemon=True
+    ).start()
     while len(sc.statusTracker().getActiveJobsIds()) < 2:  # the sleeper and the build's first job
         time.sleep(0.05)
     jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
@@ -75,6 +76,22 @@ def stall(system_path: str, data_path: str, name: str, refresh_mode: str | None 
     time.sleep(3600)
 
 
+def stall_refresh(system_path: str, name: str, mode: str) -> None:
+    from hsbloom import refresh
+
+    spark = start_spark(system_path)
+    build = refresh.build_index_data
+
+    def build_then_stop(*args, **kwargs):
+        summary = build(*args, **kwargs)
+        print(f"BUILT_HALF_WAY {spark._jvm.java.lang.ProcessHandle.current().pid()} {os.getpid()}", flush=True)
+        time.sleep(3600)
+        return summary
+
+    refresh.build_index_data = build_then_stop
+    Hyperspace(spark).refresh_index(name, mode)
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"race": race, "stall": stall}[mode](*args)
+    {"race": race, "stall": stall, "stall-refresh": stall_refresh}[mode](*args)
