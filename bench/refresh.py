@@ -15,8 +15,7 @@ import shutil
 import statistics
 import time
 
-from common import DATA, key_table, session
-from pyspark.sql import functions as F
+from common import DATA, key_rows, key_table, session
 
 import hsbloom
 
@@ -54,16 +53,9 @@ def main() -> None:
             else:
                 hs.vacuum_index(name)
             hs.create_index(spark.read.parquet(str(scratch)), hsbloom.BFIndexConfig(name, COLUMNS))
-        (
-            spark.range(args.rows, args.rows + appended_files * rows_per_file, numPartitions=appended_files)
-            .select(
-                F.xxhash64(F.col("id"), F.lit("long-key")).alias("long_key"),
-                F.expr("uuid()").alias("uuid_key"),
-                (F.rand(12) * 1e6).alias("payload"),
-            )
-            .write.mode("append")
-            .parquet(str(scratch))
-        )
+        key_rows(spark, args.rows, appended_files * rows_per_file, appended_files, seed=12).write.mode(
+            "append"
+        ).parquet(str(scratch))
         # Alternate which index refreshes first, so a change in machine load hits both alike.
         timings = {}
         order = ["a", "b"] if round_ % 2 == 0 else ["b", "a"]

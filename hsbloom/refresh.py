@@ -264,15 +264,17 @@ def _incremental(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChan
         staging = None
         if appended:
             staging = f"{data_path}/_appended"
-            blocks = json.loads(jvm.hsbloom.IndexRefresh.globalFilterBlocks(spark._jsparkSession, old_path)) \
-                if config.global_filter else None
+            blocks = None
+            if config.global_filter:
+                sizes = {c: s["global_filter_bytes"] for c, s in base.summary["columns"].items()}
+                blocks = json.loads(jvm.hsbloom.IndexRefresh.globalFilterBlocks(json.dumps(sizes)))
             appended_summary = build_index_data(
                 spark, df, appended, list(config.indexed_columns), config.expected_num_items, config.fpp,
                 config.global_filter, staging, description, global_filter_blocks=blocks,
             )
         stats = json.loads(jvm.hsbloom.IndexRefresh.assemble(
             spark._jsparkSession, old_path, staging, data_path, json.dumps([f.file_id for f in changes.kept]),
-            config.global_filter,
+            json.dumps(list(config.indexed_columns)), config.global_filter,
         ))
         if staging is not None:
             ctx.fs.delete(staging)

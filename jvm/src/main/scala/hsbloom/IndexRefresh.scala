@@ -6,9 +6,8 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{Row, SparkSession}
-import org.apache.spark.sql.classic.Dataset
-import org.apache.spark.sql.functions.{broadcast, col, count, input_file_name, sum}
+import org.apache.spark.sql.{Observation, Row, SparkSession}
+import org.apache.spark.sql.functions.{broadcast, coalesce, col, input_file_name, length, lit, sum, when}
 import org.apache.spark.sql.types.{LongType, StructType}
 
 /**
@@ -16,7 +15,7 @@ import org.apache.spark.sql.types.{LongType, StructType}
  *
  *  - `deltaChanges`: which data files Delta commits added and removed between
  *    two table versions, read from the commit files of `_delta_log`;
- *  - `globalFilterBlocks`: the global filters' sizes of a version, so the
+ *  - `globalFilterBlocks`: the global filters' sizes in blocks, so the
  *    appended files' values can be built at the same sizes;
  *  - `assemble`: the new version's tables: the kept rows of the previous
  *    version plus the appended files' rows, and each global filter OR-ed with
@@ -84,26 +83,19 @@ object IndexRefresh {
   def fileKeys(pathsJson: String): String =
     mapper.writeValueAsString(mapper.readValue(pathsJson, classOf[Array[String]]).map(IndexBuild.listedFileKey))
 
-  /** The Delta snapshot version `df` reads (a Delta scan), or -1. */
-  def deltaVersion(df: Dataset[_]): Long =
-    df.queryExecution.analyzed.collectFirst {
-      case l: org.apache.spark.sql.execution.datasources.LogicalRelation => l.relation
-    }.collect {
-      case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
-        DeltaScanPruningRule.snapshotVersion(fs.location)
-    }.flatten.getOrElse(-1L)
-
-  /** Per column, the number of 32-byte blocks of the version's global filter, as JSON `{column: blocks}`. */
-  def globalFilterBlocks(spark: SparkSession, dataPath: String): String = {
-    val sizes = IndexTables.readGlobalTable(spark, dataPath).select("column", "filter_bytes").distinct().collect()
+  /**
+   * Per column, the number of 32-byte blocks of a global filter whose
+   * serialization is `bytes` long (the build summary's `global_filter_bytes`),
+   * from JSON `{column: bytes}` to JSON `{column: blocks}`; no table is read.
+   */
+  def globalFilterBlocks(bytesJson: String): String = {
     val blocks = new java.util.LinkedHashMap[String, Any]()
-    sizes.groupBy(_.getString(0)).foreach { case (column, rows) =>
-      require(rows.length == 1, s"the global filter of column '$column' in $dataPath has inconsistent sizes")
-      val total = rows.head.getLong(1)
+    mapper.readTree(bytesJson).properties.asScala.foreach { e =>
+      val total = e.getValue.asLong
       // The serialization is the header (15 to 19 bytes, depending on the size) followed by the bitset.
       val bitset = (15 to 19).map(h => total - h).find(n => n > 0 && Sbbf.header(n.toInt).length + n == total)
-        .getOrElse(throw new IllegalStateException(s"global filter of '$column' in $dataPath: bad size $total"))
-      blocks.put(column, bitset / 32)
+        .getOrElse(throw new IllegalStateException(s"global filter of '${e.getKey}': impossible size $total"))
+      blocks.put(e.getKey, bitset / 32)
     }
     mapper.writeValueAsString(blocks)
   }
@@ -113,30 +105,35 @@ object IndexRefresh {
    * file ids are in `keptIdsJson`, the rows built for the appended files at
    * `appendedPath` (null: no file was appended), and (with `withGlobal`) each global filter of `oldPath`
    * OR-ed chunk by chunk with the one at `appendedPath` (built at the same
-   * size, so their chunks line up). Returns per column, over the new file
-   * table, `{num_rows, num_nulls, ndv_sum, file_filter_bytes}` as JSON.
+   * size, so their chunks line up). Returns per column of `columnsJson`, over
+   * the new file table, `{num_rows, num_nulls, ndv_sum, file_filter_bytes, num_files}` as JSON.
    */
   def assemble(spark: SparkSession, oldPath: String, appendedPath: String, newPath: String, keptIdsJson: String,
-      withGlobal: Boolean): String = {
+      columnsJson: String, withGlobal: Boolean): String = {
     val keptIds = mapper.readValue(keptIdsJson, classOf[Array[Long]]).toSeq.map(id => Row(id))
     val kept = spark.createDataFrame(keptIds.asJava, new StructType().add("file_id", LongType, nullable = false))
     val carried = IndexTables.readFileTable(spark, oldPath).join(broadcast(kept), "file_id")
     val appended = Option(appendedPath).map(IndexTables.readFileTable(spark, _))
-    IndexTables.writeFileTable(appended.map(carried.unionByName(_)).getOrElse(carried), newPath, "errorifexists")
+    // The statistics are observed while the table is written: no second pass over it.
+    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
+    val observation = Observation("hsbloom refresh statistics")
+    val measures = Seq("num_rows" -> col("num_rows"), "num_nulls" -> col("num_nulls"), "ndv_sum" -> col("ndv"),
+      "file_filter_bytes" -> length(col("filter")).cast(LongType), "num_files" -> lit(1L))
+    val metrics = for ((c, i) <- columns.zipWithIndex; (name, value) <- measures)
+      yield coalesce(sum(when(col("column") === c, value)), lit(0L)).cast(LongType).as(s"${name}_$i")
+    val rows = appended.map(carried.unionByName(_)).getOrElse(carried).observe(observation, metrics.head, metrics.tail: _*)
+    IndexTables.writeFileTable(rows, newPath, "errorifexists")
+    val observed = observation.get
     if (withGlobal) appendedPath match {
       case null => IndexTables.writeGlobalTable(IndexTables.readGlobalTable(spark, oldPath), newPath, "errorifexists")
       case path => writeMergedGlobal(spark, oldPath, path, newPath)
     }
 
-    val stats = IndexTables.readFileTable(spark, newPath).groupBy("column").agg(
-      sum("num_rows").cast(LongType), sum("num_nulls").cast(LongType), sum("ndv").cast(LongType),
-      sum(org.apache.spark.sql.functions.length(col("filter"))).cast(LongType), count("*")).collect()
     val out = new java.util.LinkedHashMap[String, Any]()
-    stats.foreach { r =>
+    columns.zipWithIndex.foreach { case (c, i) =>
       val m = new java.util.LinkedHashMap[String, Any]()
-      m.put("num_rows", r.getLong(1)); m.put("num_nulls", r.getLong(2)); m.put("ndv_sum", r.getLong(3))
-      m.put("file_filter_bytes", r.getLong(4)); m.put("num_files", r.getLong(5))
-      out.put(r.getString(0), m)
+      measures.foreach { case (name, _) => m.put(name, observed(s"${name}_$i")) }
+      out.put(c, m)
     }
     mapper.writeValueAsString(out)
   }
