@@ -36,6 +36,15 @@ def session(app: str, delta: bool = False, driver_memory: str = "6g") -> SparkSe
     return spark
 
 
+def key_rows(spark: SparkSession, first: int, rows: int, files: int, seed: int = 11):
+    """`rows` rows in `files` partitions: a random long key, a uuid string key and a payload."""
+    return spark.range(first, first + rows, numPartitions=files).select(
+        F.xxhash64(F.col("id"), F.lit("long-key")).alias("long_key"),
+        F.expr("uuid()").alias("uuid_key"),
+        (F.rand(seed) * 1e6).alias("payload"),
+    )
+
+
 def key_table(spark: SparkSession, rows: int, files: int, name: str | None = None) -> str:
     """A table of `rows` rows in `files` Parquet files: a random long key and a uuid string key.
 
@@ -44,16 +53,7 @@ def key_table(spark: SparkSession, rows: int, files: int, name: str | None = Non
     path = DATA / (name or f"keys_{rows}_{files}")
     if not (path / "_SUCCESS").exists():
         print(f"generating {rows:,} rows in {files} files at {path} ...", flush=True)
-        (
-            spark.range(rows, numPartitions=files)
-            .select(
-                F.xxhash64(F.col("id"), F.lit("long-key")).alias("long_key"),
-                F.expr("uuid()").alias("uuid_key"),
-                (F.rand(11) * 1e6).alias("payload"),
-            )
-            .write.mode("overwrite")
-            .parquet(str(path))
-        )
+        key_rows(spark, 0, rows, files).write.mode("overwrite").parquet(str(path))
     return str(path)
 
 

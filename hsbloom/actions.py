@@ -1,5 +1,7 @@
 """Index operations (create, delete, restore, vacuum, cancel) as steps of the operation log.
 
+(refresh follows the same protocol, in hsbloom/refresh.py, with the helpers here.)
+
 Every operation follows one protocol:
 
 1. check everything that can be checked without writing (config, source, state);
@@ -20,7 +22,7 @@ from __future__ import annotations
 import logging
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from hsbloom.build import build_index_data
 from hsbloom.config import BFIndexConfig
@@ -37,6 +39,7 @@ from hsbloom.log import LogEntry, OperationLog, State, Writer, running
 from hsbloom.sources import resolve_source
 
 _logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
         raise TypeError(f"create_index needs a BFIndexConfig, got {type(config).__name__}")
     ctx = IndexContext.open(spark, config.index_name)
     listing = f"hsbloom: listing the source of index '{ctx.name}'"
-    with _job_group(spark, job_group_id("create", ctx.name), listing, cancel_on_failure=False):
+    with job_group(spark, job_group_id("create", ctx.name), listing, cancel_on_failure=False):
         source, columns = resolve_source(spark, df, config.indexed_columns)  # Delta runs jobs to list
     config = replace(config, indexed_columns=columns)
     base = _latest_settled(ctx)
@@ -77,7 +80,7 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
         )
         raise IndexExistsError(f"index {ctx.name!r} already exists ({base.state.value}); {advice}")
 
-    version = _next_data_version(ctx)
+    version = next_data_version(ctx)
     data_path = ctx.layout.data_path(version)
     writer = Writer.current()
     begin = LogEntry(
@@ -91,48 +94,75 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
         data_path=data_path,
     )
     with running(writer.operation_id):
-        _begin(ctx, base, begin)
-        description = (
-            f"hsbloom: create index '{ctx.name}' on {', '.join(columns)} over {len(source.files)} files "
-            f"({source.describe()})"
-        )
-        try:
-            # The group is ours alone now (we hold the CREATING entry): on failure, cancel its jobs.
-            with _job_group(spark, job_group_id("create", ctx.name), description, cancel_on_failure=True):
-                summary = build_index_data(
-                    spark,
-                    df,
-                    source.files,
-                    list(columns),
-                    config.expected_num_items,
-                    config.fpp,
-                    config.global_filter,
-                    data_path,
-                    description,
-                )
-        except BaseException as exc:
-            _roll_back(ctx, begin, base, f"create failed: {_first_line(exc)}")
-            ctx.fs.delete(data_path)
-            if isinstance(exc, Exception):
-                raise IndexBuildError(
-                    f"building index {ctx.name!r} failed, so it was not created (its partial data was removed): "
-                    f"{_first_line(exc)}"
-                ) from exc
-            raise
-        return _finish(ctx, begin, begin.successor(State.ACTIVE, "create", writer, summary=summary), [data_path])
+        begin_operation(ctx, base, begin)
+        summary = build_whole_version(ctx, begin, base, df, "so it was not created")
+        return finish_operation(ctx, begin, begin.successor(State.ACTIVE, "create", writer, summary=summary), [data_path])
+
+
+def build_whole_version(ctx: IndexContext, begin: LogEntry, base: LogEntry | None, df: Any, outcome: str) -> dict:
+    """Build every file of `begin.source` into `begin.data_path` (create, full refresh); returns the summary."""
+    assert begin.config is not None and begin.source is not None and begin.data_path is not None
+    config, source = begin.config, begin.source
+    description = (
+        f"hsbloom: {begin.operation} index '{ctx.name}' on {', '.join(config.indexed_columns)} over "
+        f"{len(source.files)} files ({source.describe()})"
+    )
+    return run_build(
+        ctx,
+        begin,
+        base,
+        description,
+        outcome,
+        lambda: build_index_data(
+            ctx.spark,
+            df,
+            source.files,
+            list(config.indexed_columns),
+            config.expected_num_items,
+            config.fpp,
+            config.global_filter,
+            begin.data_path,
+            description,
+        ),
+    )
+
+
+def run_build(
+    ctx: IndexContext, begin: LogEntry, base: LogEntry | None, description: str, outcome: str, work: Callable[[], T]
+) -> T:
+    """Run `work`, which writes the new data version `begin.data_path`, under the operation's job group.
+
+    On failure: cancel what is left of its jobs, append the entry the operation
+    started from (rollback), remove the partial data, and raise IndexBuildError
+    saying `outcome` (e.g. "so it was not created") with the cause chained.
+    """
+    try:
+        # The group is ours alone now (we hold the transient entry): on failure, cancel its jobs.
+        with job_group(ctx.spark, job_group_id(begin.operation, ctx.name), description, cancel_on_failure=True):
+            return work()
+    except BaseException as exc:
+        _roll_back(ctx, begin, base, f"{begin.operation} failed: {first_line(exc)}")
+        assert begin.data_path is not None and (base is None or begin.data_version != base.data_version)
+        ctx.fs.delete(begin.data_path)
+        if isinstance(exc, Exception):
+            raise IndexBuildError(
+                f"{begin.operation} of index {ctx.name!r} failed, {outcome} (its partial data was removed): "
+                f"{first_line(exc)}"
+            ) from exc
+        raise
 
 
 def delete_index(spark: Any, name: str) -> LogEntry:
     """Soft delete: ACTIVE -> DELETED; queries stop using it, its data stays until vacuum_index."""
     ctx = IndexContext.open(spark, name)
-    base = _require(ctx, {State.ACTIVE}, "delete")
+    base = require_state(ctx, {State.ACTIVE}, "delete")
     return _simple_transition(ctx, base, State.DELETING, State.DELETED, "delete")
 
 
 def restore_index(spark: Any, name: str) -> LogEntry:
     """Undo a soft delete: DELETED -> ACTIVE."""
     ctx = IndexContext.open(spark, name)
-    base = _require(ctx, {State.DELETED}, "restore")
+    base = require_state(ctx, {State.DELETED}, "restore")
     return _simple_transition(ctx, base, State.RESTORING, State.ACTIVE, "restore")
 
 
@@ -148,23 +178,23 @@ def vacuum_index(spark: Any, name: str) -> LogEntry:
     writer = Writer.current()
     begin = base.successor(State.VACUUMING, "vacuum", writer)
     with running(writer.operation_id):
-        _begin(ctx, base, begin)
+        begin_operation(ctx, base, begin)
         try:
             for version, directory in _version_directories(ctx).items():
                 if version != keep:
                     ctx.fs.delete(directory)
         except BaseException as exc:
             if final_state == State.ACTIVE:
-                _roll_back(ctx, begin, base, f"vacuum failed: {_first_line(exc)}")
+                _roll_back(ctx, begin, base, f"vacuum failed: {first_line(exc)}")
             else:
                 # Part of the data may be gone: the index cannot go back to DELETED, only forward.
-                ctx.log.append(begin, _nothing(begin, writer, "vacuum", f"vacuum failed: {_first_line(exc)}"))
+                ctx.log.append(begin, _nothing(begin, writer, "vacuum", f"vacuum failed: {first_line(exc)}"))
             raise
         if final_state == State.ACTIVE:
             final = begin.successor(State.ACTIVE, "vacuum", writer)
         else:
             final = _nothing(begin, writer, "vacuum")
-        return _finish(ctx, begin, final, [])
+        return finish_operation(ctx, begin, final, [])
 
 
 def cancel(spark: Any, name: str) -> LogEntry:
@@ -209,7 +239,7 @@ def _latest_settled(ctx: IndexContext) -> LogEntry | None:
     )
 
 
-def _require(ctx: IndexContext, states: set[State], operation: str) -> LogEntry:
+def require_state(ctx: IndexContext, states: set[State], operation: str) -> LogEntry:
     base = _latest_settled(ctx)
     if base is None or base.state == State.DOESNOTEXIST:
         raise IndexNotFoundError(f"index {ctx.name!r} does not exist")
@@ -221,7 +251,7 @@ def _require(ctx: IndexContext, states: set[State], operation: str) -> LogEntry:
     return base
 
 
-def _begin(ctx: IndexContext, base: LogEntry | None, begin: LogEntry) -> None:
+def begin_operation(ctx: IndexContext, base: LogEntry | None, begin: LogEntry) -> None:
     if not ctx.log.append(base, begin):
         raise ConcurrentOperationError(
             f"another writer started an operation on index {ctx.name!r} at the same time "
@@ -229,7 +259,7 @@ def _begin(ctx: IndexContext, base: LogEntry | None, begin: LogEntry) -> None:
         )
 
 
-def _finish(ctx: IndexContext, begin: LogEntry, final: LogEntry, written: list[str]) -> LogEntry:
+def finish_operation(ctx: IndexContext, begin: LogEntry, final: LogEntry, written: list[str]) -> LogEntry:
     """Append the completing entry; if someone cancelled meanwhile, remove `written` and raise."""
     if ctx.log.append(begin, final):
         return final
@@ -296,8 +326,8 @@ def _simple_transition(ctx: IndexContext, base: LogEntry, transient: State, fina
     writer = Writer.current()
     begin = base.successor(transient, operation, writer)
     with running(writer.operation_id):
-        _begin(ctx, base, begin)
-        return _finish(ctx, begin, begin.successor(final, operation, writer), [])
+        begin_operation(ctx, base, begin)
+        return finish_operation(ctx, begin, begin.successor(final, operation, writer), [])
 
 
 def _version_directories(ctx: IndexContext) -> dict[int, str]:
@@ -310,7 +340,7 @@ def _version_directories(ctx: IndexContext) -> dict[int, str]:
     return found
 
 
-def _next_data_version(ctx: IndexContext) -> int:
+def next_data_version(ctx: IndexContext) -> int:
     """A version no entry of the log and no directory on storage has used, so data is never reused."""
     used = {e.data_version for e in ctx.log.entries() if e.data_version is not None}
     used |= set(_version_directories(ctx))
@@ -318,7 +348,7 @@ def _next_data_version(ctx: IndexContext) -> int:
 
 
 @contextmanager
-def _job_group(spark: Any, group_id: str, description: str, cancel_on_failure: bool) -> Iterator[None]:
+def job_group(spark: Any, group_id: str, description: str, cancel_on_failure: bool) -> Iterator[None]:
     """Run the block's Spark jobs under a job group (then restore the caller's); on failure, if
     asked, cancel what is left of them (e.g. after Ctrl-C, which does not stop the JVM's jobs)."""
     sc = spark.sparkContext
@@ -336,7 +366,7 @@ def _job_group(spark: Any, group_id: str, description: str, cancel_on_failure: b
             sc.setLocalProperty(key, value)
 
 
-def _first_line(exc: BaseException, limit: int = 500) -> str:
+def first_line(exc: BaseException, limit: int = 500) -> str:
     """The head of an exception's message (a JVM error's full trace stays on the chained cause)."""
     java_exception = getattr(exc, "java_exception", None)  # py4j: the JVM's message, not "error calling o42"
     message = str(java_exception.toString()) if java_exception is not None else str(exc)

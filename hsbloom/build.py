@@ -3,7 +3,10 @@
 Hashing every value in a Python worker costs several times the scan itself
 (Arrow transfer alone is about 3x), so the build is one Scala job,
 `hsbloom.IndexBuild`, that scans the indexed columns once and writes the
-file-level and global index tables. This module only hands it the request.
+file-level and global index tables. This module only hands it the request, with the scan to run: exactly the
+listed files of the DataFrame's relation, every row stored in them
+(`hsbloom.BuildInput`; for Delta that includes rows a deletion vector hides,
+so a file's filter stays valid at every table version: docs/refresh.md).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ def build_index_data(
     data_path: str,
     description: str,
     max_buffered_hashes: int | None = None,
+    global_filter_blocks: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """Build and write `<data_path>/files` and (with `global_filter`) `<data_path>/global`.
 
@@ -40,7 +44,9 @@ def build_index_data(
     (distinct values per file), otherwise each file's filter is fitted to its
     data. `max_buffered_hashes` (a tuning knob, tests use it) caps the hashes
     one file's column buffers before its filter is built at a fixed large size
-    and folded afterwards. Returns the summary: number of files and rows, index bytes, and per
+    and folded afterwards. `global_filter_blocks` fixes a column's global
+    filter size (32-byte blocks) so a refresh can OR it with the previous
+    version's filter. Returns the summary: number of files and rows, index bytes, and per
     column rows, nulls, distinct estimate and filter bytes.
     """
     request = {
@@ -54,5 +60,8 @@ def build_index_data(
     }
     if max_buffered_hashes is not None:
         request["max_buffered_hashes"] = max_buffered_hashes
-    summary = spark._jvm.hsbloom.IndexBuild.run(df._jdf, json.dumps(request))
+    if global_filter_blocks:
+        request["global_filter_blocks"] = global_filter_blocks
+    scan = spark._jvm.hsbloom.BuildInput.of(df._jdf, json.dumps([f.path for f in files]))
+    summary = spark._jvm.hsbloom.IndexBuild.run(scan, json.dumps(request))
     return json.loads(summary)

@@ -32,6 +32,29 @@ class ColumnStatistics:
 
 
 @dataclass(frozen=True)
+class Staleness:
+    """How far the index data is behind its source, as far as the log knows.
+
+    The log learns of source changes only at a refresh: a quick refresh records
+    them without building, so run one to bring these figures up to date.
+    """
+
+    appended_files_not_indexed: int  # recorded by a quick refresh; every query reads them
+    deleted_files_still_indexed: int  # recorded by a quick refresh; not listed, so not read
+    global_filter_deleted_files: int  # deleted since the global filters were built whole: their values remain
+    data_delta_version: int | None  # the Delta version the data covers
+    checked_delta_version: int | None  # the Delta version last compared (a quick refresh), else the data's
+    checked_ms: int | None  # when a quick refresh last compared the source (None: not since the data was built)
+
+    @property
+    def is_current(self) -> bool:
+        """Whether the data held every file of the source the last time it was compared, with exact global filters."""
+        return not (
+            self.appended_files_not_indexed or self.deleted_files_still_indexed or self.global_filter_deleted_files
+        )
+
+
+@dataclass(frozen=True)
 class IndexInfo:
     """One index as its latest log entry describes it."""
 
@@ -48,6 +71,7 @@ class IndexInfo:
     log_id: int
     last_operation: str
     updated_ms: int  # when the latest entry was written, ms since the epoch
+    staleness: Staleness
 
 
 def _info(entry: LogEntry, layout: IndexLayout) -> IndexInfo:
@@ -81,6 +105,20 @@ def _info(entry: LogEntry, layout: IndexLayout) -> IndexInfo:
         log_id=entry.id,
         last_operation=entry.operation,
         updated_ms=entry.timestamp_ms,
+        staleness=_staleness(entry),
+    )
+
+
+def _staleness(entry: LogEntry) -> Staleness:
+    assert entry.source is not None
+    pending = entry.pending
+    return Staleness(
+        appended_files_not_indexed=len(pending.appended) if pending else 0,
+        deleted_files_still_indexed=len(pending.deleted_file_ids) if pending else 0,
+        global_filter_deleted_files=int((entry.summary or {}).get("global_filter_deleted_files", 0)),
+        data_delta_version=entry.source.delta_version,
+        checked_delta_version=pending.delta_version if pending else entry.source.delta_version,
+        checked_ms=pending.checked_ms if pending else None,
     )
 
 

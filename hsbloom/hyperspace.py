@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from hsbloom import actions, catalog, explain
+from hsbloom import actions, catalog, explain, refresh
 from hsbloom.catalog import IndexInfo
 from hsbloom.config import BFIndexConfig
+from hsbloom.refresh import RefreshResult
 
 
 class Hyperspace:
@@ -65,9 +66,17 @@ class Hyperspace:
         finally:
             self._indexes_changed()
 
-    def refresh_index(self, name: str, mode: str = "full") -> None:
-        """Bring an index up to date with its source (not yet available)."""
-        raise NotImplementedError(f"refresh_index({name!r}, mode={mode!r}) arrives with the refresh work")
+    def refresh_index(self, name: str, mode: str = "full") -> RefreshResult:
+        """Bring an index up to date with its source: "full" rebuilds it, "incremental" builds only appended
+        files and drops deleted ones, "quick" only records the changes (queries read appended files).
+
+        Returns what was done (`refreshed` is False, and nothing is written, when there was nothing to do).
+        The previous version stays in use until the new one is ACTIVE (docs/refresh.md).
+        """
+        try:
+            return refresh.refresh_index(self.spark, name, mode)
+        finally:
+            self._indexes_changed()
 
     def explain(self, df: Any, redirect_func: Callable[[str], Any] = print) -> None:
         """Print the plan of `df` with and without hsbloom, the indexes its scans use, and the

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import CorruptLogError
-from hsbloom.sources import Source
+from hsbloom.sources import FileFingerprint, Source
 from hsbloom.version import __version__
 
 LOG_FORMAT_VERSION = 1
@@ -126,6 +126,38 @@ def now_ms() -> int:
 
 
 @dataclass(frozen=True)
+class PendingChanges:
+    """Source changes a quick refresh found and recorded, which the index data does not reflect yet.
+
+    Queries need nothing from this (a file the data does not hold is read, a
+    deleted file is not listed); it tells `index(name)` how stale the data is
+    and which table version the source was last compared at.
+    """
+
+    checked_ms: int  # when the source was compared
+    delta_version: int | None  # the Delta version compared (None for other formats)
+    appended: tuple[FileFingerprint, ...]  # files the data does not hold: read by every query
+    deleted_file_ids: tuple[int, ...]  # files of `source.files` that are gone or changed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "checked_ms": self.checked_ms,
+            "delta_version": self.delta_version,
+            "appended": [f.to_dict() for f in self.appended],
+            "deleted_file_ids": list(self.deleted_file_ids),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "PendingChanges":
+        return cls(
+            checked_ms=int(data["checked_ms"]),
+            delta_version=data.get("delta_version"),
+            appended=tuple(FileFingerprint.from_dict(f) for f in data["appended"]),
+            deleted_file_ids=tuple(int(i) for i in data["deleted_file_ids"]),
+        )
+
+
+@dataclass(frozen=True)
 class LogEntry:
     """One step of an index's history; stable entries carry everything a reader needs."""
 
@@ -141,6 +173,7 @@ class LogEntry:
     data_path: str | None = None  # qualified path of the data directory, for information
     summary: dict[str, Any] | None = None  # what the build returned
     message: str | None = None  # why a rollback or cancel happened
+    pending: PendingChanges | None = None  # source changes a quick refresh recorded, not yet in the data
 
     def successor(self, state: State, operation: str, writer: Writer, **changes: Any) -> "LogEntry":
         """The next entry: this one's content with a new id, state, operation, writer and time."""
@@ -172,6 +205,7 @@ class LogEntry:
                 "data_path": self.data_path,
                 "summary": self.summary,
                 "message": self.message,
+                "pending": self.pending.to_dict() if self.pending else None,
             },
             separators=(",", ":"),
         )
@@ -197,6 +231,7 @@ class LogEntry:
             data_path=data.get("data_path"),
             summary=data.get("summary"),
             message=data.get("message"),
+            pending=PendingChanges.from_dict(data["pending"]) if data.get("pending") else None,
         )
 
 

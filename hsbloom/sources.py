@@ -33,6 +33,22 @@ class SourceFile:
 
 
 @dataclass(frozen=True)
+class FileFingerprint:
+    """A source file the index data does not hold yet (a quick refresh records these)."""
+
+    path: str
+    size: int
+    mtime: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "size": self.size, "mtime": self.mtime}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "FileFingerprint":
+        return cls(path=str(data["path"]), size=int(data["size"]), mtime=int(data["mtime"]))
+
+
+@dataclass(frozen=True)
 class Source:
     """A file source as indexed: format, where, how it is read, and the files at that moment."""
 
@@ -77,9 +93,13 @@ class Source:
         )
 
 
-def resolve_source(spark: Any, df: Any, columns: Sequence[str]) -> tuple[Source, tuple[str, ...]]:
+def resolve_source(
+    spark: Any, df: Any, columns: Sequence[str], list_files: bool = True
+) -> tuple[Source, tuple[str, ...]]:
     """The source `df` scans and `columns` as the DataFrame spells them; raises UnsupportedSourceError.
 
+    Without `list_files` the source's `files` are left empty (a Delta refresh
+    reads the changes from the table's log instead of listing every file).
     Refused: anything but a plain scan of files with an optional plain column
     selection (joins, aggregates, filters, unions, spark.range, local data,
     streams...), unknown columns and types hsbloom cannot index.
@@ -88,7 +108,7 @@ def resolve_source(spark: Any, df: Any, columns: Sequence[str]) -> tuple[Source,
 
     if not isinstance(df, DataFrame):
         raise UnsupportedSourceError(f"create_index needs a pyspark DataFrame, got {type(df).__name__}")
-    answer = json.loads(spark._jvm.hsbloom.Sources.describe(df._jdf, json.dumps(list(columns))))
+    answer = json.loads(spark._jvm.hsbloom.Sources.describe(df._jdf, json.dumps(list(columns)), list_files))
     if "error" in answer:
         raise UnsupportedSourceError(answer["error"])
     files = tuple(

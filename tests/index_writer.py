@@ -7,6 +7,9 @@
         occupies the only task slot with a long JVM-side sleep, then calls create_index, whose
         build job therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists,
         and waits to be killed.
+    index_writer.py stall-refresh SYSTEM_PATH NAME MODE
+        calls refresh_index(NAME, MODE); once the build of the appended files has written its data
+        (the new version's data is half-way), prints "BUILT_HALF_WAY <jvm pid> <pid>" and waits to be killed.
 """
 
 from __future__ import annotations
@@ -73,6 +76,22 @@ def stall(system_path: str, data_path: str, name: str) -> None:
     time.sleep(3600)
 
 
+def stall_refresh(system_path: str, name: str, mode: str) -> None:
+    from hsbloom import refresh
+
+    spark = start_spark(system_path)
+    build = refresh.build_index_data
+
+    def build_then_stop(*args, **kwargs):
+        summary = build(*args, **kwargs)
+        print(f"BUILT_HALF_WAY {spark._jvm.java.lang.ProcessHandle.current().pid()} {os.getpid()}", flush=True)
+        time.sleep(3600)
+        return summary
+
+    refresh.build_index_data = build_then_stop
+    Hyperspace(spark).refresh_index(name, mode)
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"race": race, "stall": stall}[mode](*args)
+    {"race": race, "stall": stall, "stall-refresh": stall_refresh}[mode](*args)

@@ -8,13 +8,23 @@ import socket
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 
 import pytest
 
 from hsbloom import BFIndexConfig
 from hsbloom.errors import CorruptLogError
-from hsbloom.log import STABLE_STATES, LogEntry, OperationLog, State, Writer, check_transition, running
-from hsbloom.sources import Source, SourceFile
+from hsbloom.log import (
+    STABLE_STATES,
+    LogEntry,
+    OperationLog,
+    PendingChanges,
+    State,
+    Writer,
+    check_transition,
+    running,
+)
+from hsbloom.sources import FileFingerprint, Source, SourceFile
 
 
 def a_source() -> Source:
@@ -51,10 +61,17 @@ def test_entry_round_trips_through_plain_json():
     data = json.loads(text)
     assert set(data) == {
         "log_format", "id", "state", "operation", "timestamp_ms", "hsbloom_version", "writer",
-        "config", "source", "data_version", "data_path", "summary", "message",
+        "config", "source", "data_version", "data_path", "summary", "message", "pending",
     }
+    assert data["pending"] is None
     assert data["source"]["files"][1] == {"id": 1, "path": "file:/data/events/b.parquet", "size": 20, "mtime": 2000}
     assert data["source"]["delta_version"] == 7
+    quick = replace(entry, pending=PendingChanges(5, 8, (FileFingerprint("file:/data/events/c.parquet", 30, 3000),), (0,)))
+    assert LogEntry.from_json(quick.to_json()) == quick
+    assert json.loads(quick.to_json())["pending"] == {
+        "checked_ms": 5, "delta_version": 8, "appended": [{"path": "file:/data/events/c.parquet", "size": 30, "mtime": 3000}],
+        "deleted_file_ids": [0],
+    }
     # Data only: nothing in it names a Python or JVM class.
     assert "hsbloom." not in text and "class" not in text.lower() and "py/" not in text
 

@@ -19,11 +19,12 @@ import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPl
  * in a `PrunedFileIndex`. The wrapper keeps the listed files' own metadata,
  * which is where Delta passes each file's deletion vector to the reader.
  *
- * A Delta index row describes the live rows of a file at the version the index
- * was built from. Under the same path, size and modification time a file can
- * hold more live rows at another version (time travel to before a DELETE, or
- * RESTORE), so a scan is pruned only when it reads exactly the index's Delta
- * version (docs/pruning.md).
+ * A Delta index row describes every row stored in its file, deleted by a
+ * deletion vector or not (the build reads files whole, `BuildInput`). Delta
+ * never rewrites a data file in place, so at every table version that lists a
+ * file with the same path, size and modification time its live rows are a
+ * subset of what the filter holds: scans are pruned at any version, latest or
+ * time travel, and files the index does not hold are read (docs/refresh.md).
  */
 class DeltaScanPruningRule(session: SparkSession) extends Rule[SparkPlan] with Logging {
   override def apply(plan: SparkPlan): SparkPlan = {
@@ -41,10 +42,8 @@ class DeltaScanPruningRule(session: SparkSession) extends Rule[SparkPlan] with L
 
   private def prune(scan: FileSourceScanExec): SparkPlan = {
     val fs = scan.relation
-    val version = DeltaScanPruningRule.snapshotVersion(fs.location)
     val output = scan.output.collect { case a: AttributeReference => a }
     val covered = IndexCatalog.coveredColumns(session, fs, output)
-      .filter(c => c.index.entry.deltaVersion.isDefined && c.index.entry.deltaVersion == version)
     if (covered.isEmpty) scan
     else scan.copy(relation = fs.copy(location = new PrunedFileIndex(session, fs.location, covered))(fs.sparkSession))
   }

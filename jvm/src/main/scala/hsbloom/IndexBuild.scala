@@ -60,7 +60,10 @@ object IndexBuild {
       globalFilter: Boolean,
       dataPath: String,
       description: String,
-      maxBufferedHashes: Int = DefaultMaxBufferedHashes)
+      maxBufferedHashes: Int = DefaultMaxBufferedHashes,
+      /** Per column, a fixed size (in 32-byte blocks) for the global filter, so a refresh can OR it with the
+       *  previous version's filter of that size; columns not listed are sized from their distinct count. */
+      globalFilterBlocks: Map[String, Int] = Map.empty)
 
   object Request {
     def fromJson(json: String): Request = {
@@ -80,7 +83,9 @@ object IndexBuild {
         globalFilter = field("global_filter").asBoolean,
         dataPath = field("data_path").asText,
         description = field("description").asText,
-        maxBufferedHashes = Option(root.get("max_buffered_hashes")).map(_.asInt).getOrElse(DefaultMaxBufferedHashes))
+        maxBufferedHashes = Option(root.get("max_buffered_hashes")).map(_.asInt).getOrElse(DefaultMaxBufferedHashes),
+        globalFilterBlocks = Option(root.get("global_filter_blocks")).filterNot(_.isNull)
+          .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty))
     }
   }
 
@@ -193,8 +198,10 @@ object IndexBuild {
       globalPartitions: Int,
       sketches: SketchAccumulator): Map[String, (Long, Long)] = {
     val ndvs = sketches.value.map(_.estimate)
-    val blocks = ndvs.map(n => math.max(NumBuckets, Sbbf.forNdv(n, request.fpp).numBlocks))
     val columns = request.columns
+    val blocks = columns.zip(ndvs).map { case (c, n) =>
+      request.globalFilterBlocks.getOrElse(c, math.max(NumBuckets, Sbbf.forNdv(n, request.fpp).numBlocks))
+    }.toArray
     val chunks = PartitionPruningRDD.create(shuffled, _ >= filePartitions)
       .mapPartitionsWithIndex { case (index, records) =>
         // A pruned RDD numbers its partitions from 0: index i is bucket partition i.

@@ -58,11 +58,17 @@ object Sources {
   private val mapper = new ObjectMapper()
 
   /** `columnsJson` is a JSON array of the requested indexed column names. */
-  def describe(df: Dataset[_], columnsJson: String): String = {
+  def describe(df: Dataset[_], columnsJson: String): String = describe(df, columnsJson, withFiles = true)
+
+  /**
+   * As above; without `withFiles` the file listing is left out ("files" is
+   * empty), for a refresh that learns a Delta table's changes from its log.
+   */
+  def describe(df: Dataset[_], columnsJson: String, withFiles: Boolean): String = {
     val answer = new JMap[String, Any]()
     try {
       val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
-      describeInto(df, columns, answer)
+      describeInto(df, columns, answer, withFiles)
     } catch {
       case r: Refused =>
         answer.clear()
@@ -71,7 +77,7 @@ object Sources {
     mapper.writeValueAsString(answer)
   }
 
-  private def describeInto(df: Dataset[_], columns: Seq[String], out: JMap[String, Any]): Unit = {
+  private def describeInto(df: Dataset[_], columns: Seq[String], out: JMap[String, Any], withFiles: Boolean): Unit = {
     if (df.isStreaming) {
       throw new Refused("hsbloom cannot index a streaming DataFrame; index the table its files are in. " + howToPass)
     }
@@ -106,7 +112,7 @@ object Sources {
     out.put("schema", toJMap(schema.fields.toSeq.map(f => f.name -> f.dataType.simpleString)))
     out.put("partition_columns", toJList(fsRelation.partitionSchema.fieldNames.toSeq))
     out.put("columns", toJList(resolved))
-    out.put("files", listFiles(fsRelation.location))
+    out.put("files", if (withFiles) listFiles(fsRelation.location) else new JList[Any]())
   }
 
   /** The one relation under the accepted wrapper nodes, or a refusal naming the first other node. */

@@ -1,0 +1,356 @@
+"""Refreshing an index: following a source that changed, cheaply and without a wrong answer in between.
+
+Three modes (docs/refresh.md):
+
+- full: build every current file into a new data version, as create does;
+- incremental: build only the appended (or changed) files into a new data
+  version, carry the rows of the kept files over from the previous version,
+  and OR the appended files' values into the global filters (whose size does
+  not change, so deleted values stay in them until a full refresh);
+- quick: compare the source and record what changed in the log
+  (`PendingChanges`), writing no data. Queries read files the data does not
+  hold and never list deleted ones (hybrid scan), so they stay correct.
+
+What changed is found by file fingerprint (path, size, modification time):
+for Delta from the add and remove actions of the commits since the version the
+data covers (`hsbloom.IndexRefresh.deltaChanges`), otherwise (and for a Delta
+log that was cleaned up) by comparing a new listing with the one the data holds.
+
+Each refresh follows the protocol of hsbloom/actions.py: a REFRESHING entry,
+the work into a new data version, then the ACTIVE entry; until that entry is
+written, readers use the previous ACTIVE entry and its data.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, replace
+from typing import Any
+
+from hsbloom.actions import (
+    IndexContext,
+    begin_operation,
+    build_whole_version,
+    finish_operation,
+    job_group,
+    job_group_id,
+    next_data_version,
+    require_state,
+    run_build,
+)
+from hsbloom.build import build_index_data
+from hsbloom.errors import IndexStateError
+from hsbloom.log import LogEntry, PendingChanges, State, Writer, now_ms, running
+from hsbloom.sources import FileFingerprint, Source, SourceFile, resolve_source
+
+_logger = logging.getLogger(__name__)
+
+MODES = ("full", "incremental", "quick")
+# Written into a summary: files deleted since the global filters were last built whole (their values remain).
+GLOBAL_FILTER_DELETED_FILES = "global_filter_deleted_files"
+
+
+@dataclass(frozen=True)
+class SourceChanges:
+    """How the source differs from the files an index version holds."""
+
+    current: Source  # the source now; `files` is the full listing only when `listed`
+    listed: bool
+    appended: tuple[FileFingerprint, ...]  # new files, and new contents of changed ones
+    deleted: tuple[SourceFile, ...]  # files of the index version that are gone or changed
+    kept: tuple[SourceFile, ...]  # files of the index version that are unchanged
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.appended and not self.deleted
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """What a refresh did; `refreshed` is False when there was nothing to do (and nothing was written)."""
+
+    name: str
+    mode: str
+    refreshed: bool
+    appended_files: int
+    deleted_files: int
+    data_version: int  # the data version queries use now
+    message: str
+
+
+def refresh_index(spark: Any, name: str, mode: str = "full") -> RefreshResult:
+    """Bring index `name` up to date with its source in `mode` (full, incremental or quick)."""
+    if mode not in MODES:
+        raise ValueError(f"refresh mode must be one of {', '.join(MODES)}; got {mode!r}")
+    ctx = IndexContext.open(spark, name)
+    base = require_state(ctx, {State.ACTIVE}, "refresh")
+    assert base.source is not None and base.config is not None
+    comparing = f"hsbloom: comparing index '{name}' with its source"
+    with job_group(spark, job_group_id("refresh", name), comparing, cancel_on_failure=False):
+        df = current_dataframe(spark, base.source)
+        changes = compare(spark, base, df)
+    if mode == "quick":
+        result = _quick(ctx, base, changes)
+    elif mode == "incremental":
+        result = _incremental(ctx, base, df, changes)
+    else:
+        result = _full(ctx, base, df, changes)
+    _logger.info("hsbloom: %s", result.message)
+    return result
+
+
+def current_dataframe(spark: Any, source: Source) -> Any:
+    """The source as it is now, read the way the index recorded it (the latest version of a Delta table)."""
+    if source.table:
+        return spark.table(source.table)
+    return spark.read.format(source.format).options(**source.options).load(list(source.root_paths))
+
+
+def compare(spark: Any, base: LogEntry, df: Any) -> SourceChanges:
+    """The changes between the files `base`'s data holds and the source `df` reads now."""
+    assert base.source is not None and base.config is not None
+    columns = list(base.config.indexed_columns)
+    if base.source.format == "delta":
+        current, _ = resolve_source(spark, df, columns, list_files=False)
+        changes = _delta_changes(spark, base.source, current)
+        if changes is not None:
+            return changes
+    current, _ = resolve_source(spark, df, columns)
+    return _listing_changes(spark, base.source, current)
+
+
+def _file_keys(spark: Any, paths: list[str]) -> list[str]:
+    """One key per file however its path is spelled (the keys the index matches files by)."""
+    return json.loads(spark._jvm.hsbloom.IndexRefresh.fileKeys(json.dumps(paths)))
+
+
+def _listing_changes(spark: Any, old: Source, current: Source) -> SourceChanges:
+    now = dict(zip(_file_keys(spark, [f.path for f in current.files]), current.files))
+    kept, deleted, kept_keys = [], [], set()
+    for key, f in zip(_file_keys(spark, [f.path for f in old.files]), old.files):
+        listed = now.get(key)
+        if listed is not None and (listed.size, listed.mtime) == (f.size, f.mtime):
+            kept.append(f)
+            kept_keys.add(key)
+        else:
+            deleted.append(f)
+    appended = [FileFingerprint(f.path, f.size, f.mtime) for key, f in now.items() if key not in kept_keys]
+    return SourceChanges(current, True, tuple(appended), tuple(deleted), tuple(kept))
+
+
+def _delta_changes(spark: Any, old: Source, current: Source) -> SourceChanges | None:
+    """From the Delta log's commits since `old.delta_version`; None when they cannot be read."""
+    assert old.delta_version is not None and current.delta_version is not None
+    if current.delta_version == old.delta_version:
+        return SourceChanges(current, False, (), (), old.files)
+    if current.delta_version < old.delta_version:
+        return None  # the table was re-created: compare listings
+    answer = spark._jvm.hsbloom.IndexRefresh.deltaChanges(
+        spark._jsparkSession, old.root_paths[0], old.delta_version + 1, current.delta_version
+    )
+    if answer is None:
+        _logger.warning("hsbloom: Delta commits after version %d are gone; comparing listings", old.delta_version)
+        return None
+    by_key = dict(zip(_file_keys(spark, [f.path for f in old.files]), old.files))
+    appended, deleted = [], []
+    for touched in json.loads(answer):
+        held = by_key.get(touched["key"])
+        if touched["present"]:
+            if held is not None and (held.size, held.mtime) == (touched["size"], touched["mtime"]):
+                continue  # the same physical file (e.g. a new deletion vector): its filter still holds
+            appended.append(FileFingerprint(touched["path"], touched["size"], touched["mtime"]))
+        if held is not None:
+            deleted.append(held)
+    gone = {f.file_id for f in deleted}
+    kept = tuple(f for f in old.files if f.file_id not in gone)
+    return SourceChanges(current, False, tuple(appended), tuple(deleted), kept)
+
+
+# --- the three modes ------------------------------------------------------------------------
+
+
+def _nothing_to_do(name: str, mode: str, base: LogEntry, why: str) -> RefreshResult:
+    assert base.data_version is not None
+    return RefreshResult(name, mode, False, 0, 0, base.data_version, f"index {name!r}: nothing to refresh ({why})")
+
+
+def _pending(changes: SourceChanges) -> PendingChanges | None:
+    if changes.is_empty:
+        return None
+    return PendingChanges(
+        checked_ms=now_ms(),
+        delta_version=changes.current.delta_version,
+        appended=tuple(sorted(changes.appended, key=lambda f: f.path)),
+        deleted_file_ids=tuple(sorted(f.file_id for f in changes.deleted)),
+    )
+
+
+def _quick(ctx: IndexContext, base: LogEntry, changes: SourceChanges) -> RefreshResult:
+    """Record the changes in the log; the data stays as it is."""
+    pending = _pending(changes)
+    recorded = base.pending
+    if (pending is None and recorded is None) or (
+        pending is not None
+        and recorded is not None
+        and (pending.appended, pending.deleted_file_ids, pending.delta_version)
+        == (recorded.appended, recorded.deleted_file_ids, recorded.delta_version)
+    ):
+        why = "the source has not changed" if pending is None else "these changes are already recorded"
+        return _nothing_to_do(ctx.name, "quick", base, why)
+    _write_log_only(ctx, base, pending)
+    assert base.data_version is not None
+    return RefreshResult(
+        ctx.name,
+        "quick",
+        True,
+        len(changes.appended),
+        len(changes.deleted),
+        base.data_version,
+        f"index {ctx.name!r}: recorded {len(changes.appended)} appended and {len(changes.deleted)} deleted "
+        "files; queries read the appended files until an incremental or full refresh",
+    )
+
+
+def _write_log_only(ctx: IndexContext, base: LogEntry, pending: PendingChanges | None) -> LogEntry:
+    writer = Writer.current()
+    begin = base.successor(State.REFRESHING, "refresh", writer)
+    with running(writer.operation_id):
+        begin_operation(ctx, base, begin)
+        return finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, pending=pending), [])
+
+
+def _check_types(name: str, old: Source, current: Source, columns: tuple[str, ...]) -> None:
+    """An incremental refresh keeps old rows: their values must hash as the column's type does now."""
+    for column in columns:
+        before, now = old.schema.get(column), current.schema.get(column)
+        if before != now:
+            raise IndexStateError(
+                f"cannot refresh index {name!r} incrementally: column {column!r} is now {now}, but the index holds "
+                f"{before} values; run refresh_index({name!r}, mode='full')"
+            )
+
+
+def _incremental(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) -> RefreshResult:
+    assert base.source is not None and base.config is not None and base.data_version is not None
+    config = base.config
+    if changes.is_empty:
+        if base.pending is None:
+            return _nothing_to_do(ctx.name, "incremental", base, "the source has not changed")
+        _write_log_only(ctx, base, None)  # the recorded changes were undone in the source
+        return RefreshResult(ctx.name, "incremental", True, 0, 0, base.data_version,
+                             f"index {ctx.name!r}: the source is back to what the index holds")
+    _check_types(ctx.name, base.source, changes.current, config.indexed_columns)
+
+    first_id = max((f.file_id for f in base.source.files), default=-1) + 1
+    appended = tuple(
+        SourceFile(first_id + i, f.path, f.size, f.mtime) for i, f in enumerate(sorted(changes.appended, key=lambda f: f.path))
+    )
+    source = replace(changes.current, files=tuple(sorted(changes.kept + appended, key=lambda f: f.path)))
+    version = next_data_version(ctx)
+    data_path = ctx.layout.data_path(version)
+    old_path = ctx.layout.data_path(base.data_version)
+    writer = Writer.current()
+    begin = base.successor(
+        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path, pending=None
+    )
+    description = (
+        f"hsbloom: incremental refresh of index '{ctx.name}': {len(appended)} appended and "
+        f"{len(changes.deleted)} deleted files ({source.describe()})"
+    )
+    spark, jvm = ctx.spark, ctx.spark._jvm
+
+    def build() -> dict[str, Any]:
+        staging = None
+        if appended:
+            staging = f"{data_path}/_appended"
+            blocks = None
+            if config.global_filter:
+                sizes = {c: s["global_filter_bytes"] for c, s in base.summary["columns"].items()}
+                blocks = json.loads(jvm.hsbloom.IndexRefresh.globalFilterBlocks(json.dumps(sizes)))
+            appended_summary = build_index_data(
+                spark, df, appended, list(config.indexed_columns), config.expected_num_items, config.fpp,
+                config.global_filter, staging, description, global_filter_blocks=blocks,
+            )
+        stats = json.loads(jvm.hsbloom.IndexRefresh.assemble(
+            spark._jsparkSession, old_path, staging, data_path, json.dumps([f.file_id for f in changes.kept]),
+            json.dumps(list(config.indexed_columns)), config.global_filter,
+        ))
+        if staging is not None:
+            ctx.fs.delete(staging)
+        return _incremental_summary(
+            base, stats, appended_summary if appended else None, len(source.files), len(changes.deleted),
+            ctx.fs.size(data_path),
+        )
+
+    with running(writer.operation_id):
+        begin_operation(ctx, base, begin)
+        summary = run_build(ctx, begin, base, description, "so the previous version stays in use", build)
+        finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, summary=summary), [data_path])
+    return RefreshResult(
+        ctx.name, "incremental", True, len(appended), len(changes.deleted), version,
+        f"index {ctx.name!r}: built {len(appended)} appended files, dropped {len(changes.deleted)} deleted ones, "
+        f"kept {len(changes.kept)} (data version {version})",
+    )
+
+
+def _incremental_summary(
+    base: LogEntry,
+    stats: dict[str, dict[str, int]],
+    appended: dict[str, Any] | None,
+    num_files: int,
+    num_deleted: int,
+    index_bytes: int,
+) -> dict[str, Any]:
+    """The new version's summary: counts over its file table; the global filters keep their size, and their
+    distinct estimate grows by the appended files' (an upper bound: values may repeat)."""
+    assert base.config is not None and base.summary is not None
+    columns = {}
+    for column in base.config.indexed_columns:
+        now = stats.get(column, {"num_rows": 0, "num_nulls": 0, "ndv_sum": 0, "file_filter_bytes": 0})
+        old = base.summary["columns"][column]
+        if base.config.global_filter:
+            added = appended["columns"][column]["ndv"] if appended else 0
+            ndv = min(old["ndv"] + added, now["num_rows"] - now["num_nulls"])
+        else:
+            ndv = now["ndv_sum"]
+        columns[column] = {
+            "num_rows": now["num_rows"],
+            "num_nulls": now["num_nulls"],
+            "ndv": ndv,
+            "file_filter_bytes": now["file_filter_bytes"],
+            "global_filter_bytes": old["global_filter_bytes"],
+        }
+    first = columns[base.config.indexed_columns[0]]
+    deleted_before = base.summary.get(GLOBAL_FILTER_DELETED_FILES, 0)
+    return {
+        "num_files": num_files,
+        "num_rows": first["num_rows"],
+        "index_bytes": index_bytes,
+        "columns": columns,
+        GLOBAL_FILTER_DELETED_FILES: deleted_before + num_deleted if base.config.global_filter else 0,
+    }
+
+
+def _full(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) -> RefreshResult:
+    assert base.config is not None and base.summary is not None
+    if changes.is_empty and base.pending is None and not base.summary.get(GLOBAL_FILTER_DELETED_FILES):
+        return _nothing_to_do(ctx.name, "full", base, "the source has not changed and the global filters are exact")
+    if changes.listed:
+        source = changes.current
+    else:
+        source, _ = resolve_source(ctx.spark, df, list(base.config.indexed_columns))
+    version = next_data_version(ctx)
+    data_path = ctx.layout.data_path(version)
+    writer = Writer.current()
+    begin = base.successor(
+        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path, pending=None
+    )
+    with running(writer.operation_id):
+        begin_operation(ctx, base, begin)
+        summary = build_whole_version(ctx, begin, base, df, "so the previous version stays in use")
+        finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, summary=summary), [data_path])
+    return RefreshResult(
+        ctx.name, "full", True, len(changes.appended), len(changes.deleted), version,
+        f"index {ctx.name!r}: rebuilt from {len(source.files)} files (data version {version})",
+    )
