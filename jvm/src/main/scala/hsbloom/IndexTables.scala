@@ -1,6 +1,6 @@
 package hsbloom
 
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, Encoders, Row, SparkSession}
 import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
 
@@ -44,9 +44,12 @@ object IndexTables {
   def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit = {
     val spark = rows.sparkSession
     val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
-    val withBlocks = rows.select(FileTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*).rdd
-      .mapPartitions(part => FilterBlocks.attach(part, dataPath, conf.value))
-    write(spark.createDataFrame(withBlocks, StoredFileTableSchema), mode, filesPath(dataPath))
+    // A Dataset operation (not an RDD round trip), so that what the caller
+    // attached to `rows` (an Observation, for example) still sees the write.
+    val withBlocks = rows.select(FileTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
+      .mapPartitions((part: Iterator[Row]) => FilterBlocks.attach(part, dataPath, conf.value))(
+        Encoders.row(StoredFileTableSchema))
+    write(withBlocks, mode, filesPath(dataPath))
   }
 
   /** The file-level table as stored: `FileTableSchema` and the filters' block addresses (`FilterBlocks`). */
