@@ -65,10 +65,13 @@ def main() -> None:
 
     events = spark.read.parquet(str(EVENTS))
     hs = hsbloom.Hyperspace(spark)
-    if INDEX not in [r["name"] for r in hs.indexes().where("state = 'ACTIVE'").collect()]:
-        start = time.perf_counter()
-        hs.create_index(events, hsbloom.BFIndexConfig(INDEX, ["user_id", "trace_id"], fpp=0.01))
-        print(f"built index {INDEX} in {time.perf_counter() - start:.1f} s")
+    if INDEX in [r["name"] for r in hs.indexes().collect()]:
+        # A previous run's index, possibly written by an older hsbloom: build it afresh.
+        hs.delete_index(INDEX)
+        hs.vacuum_index(INDEX)
+    start = time.perf_counter()
+    hs.create_index(events, hsbloom.BFIndexConfig(INDEX, ["user_id", "trace_id"], fpp=0.01))
+    print(f"built index {INDEX} in {time.perf_counter() - start:.1f} s")
     info = hs.index(INDEX)
     print(f"index {INDEX}: {info.num_files} files, {info.index_bytes / 1e6:.1f} MB")
 
