@@ -9,7 +9,6 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
-import org.apache.spark.sql.types.StructType
 
 /**
  * What a build scans: every physical row of chosen files of a relation.
@@ -50,17 +49,14 @@ object BuildInput {
 }
 
 /** A relation's file listing restricted to the files whose keys are in `keys` (None: every file). */
-final class SelectedFileIndex(val delegate: FileIndex, keys: Option[Set[String]]) extends FileIndex {
+final class SelectedFileIndex(val delegate: FileIndex, keys: Option[Set[String]]) extends DelegatingFileIndex {
   private def selected(path: Path): Boolean = keys.forall(_.contains(IndexBuild.fileKey(path.toUri)))
 
-  override def rootPaths: Seq[Path] = delegate.rootPaths
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     delegate.listFiles(partitionFilters, dataFilters)
       .map(dir => dir.copy(files = dir.files.filter(f => selected(f.getPath))))
       .filter(_.files.nonEmpty)
   override def inputFiles: Array[String] = delegate.inputFiles.filter(p => selected(new Path(p)))
-  override def refresh(): Unit = delegate.refresh()
   override def sizeInBytes: Long = listFiles(Nil, Nil).flatMap(_.files).map(_.getLen).sum
-  override def partitionSchema: StructType = delegate.partitionSchema
   override def toString: String = s"SelectedFileIndex(${keys.map(k => s"${k.size} files").getOrElse("all files")}; $delegate)"
 }

@@ -60,7 +60,7 @@ object DeltaScanPruningRule {
     override def preColumnarTransitions: Rule[SparkPlan] = rule
   }
 
-  /** Delta's file indexes that read one pinned snapshot and expose its `version()`. */
+  /** Delta's file indexes that read one pinned snapshot. */
   private val PinnedIndexes = Set(
     "org.apache.spark.sql.delta.stats.PreparedDeltaFileIndex",
     "org.apache.spark.sql.delta.files.TahoeLogFileIndex")
@@ -68,8 +68,4 @@ object DeltaScanPruningRule {
   def isPinnedDeltaScan(scan: FileSourceScanExec): Boolean =
     PinnedIndexes.contains(scan.relation.location.getClass.getName) && FilePruningRule.isDelta(scan.relation)
 
-  /** The snapshot version a Delta file index reads (through reflection: the jar is built without Delta). */
-  def snapshotVersion(index: AnyRef): Option[Long] =
-    try Some(index.getClass.getMethod("version").invoke(index).asInstanceOf[Long])
-    catch { case NonFatal(_) => None }
 }

@@ -51,10 +51,10 @@ object FilterBlocks {
     val filterOrdinal = IndexTables.FileTableSchema.fieldIndex("filter")
     lazy val fileName = {
       val task = Option(TaskContext.get())
-      f"part-${task.map(_.partitionId).getOrElse(0)}%05d-${task.map(_.taskAttemptId).getOrElse(0L)}-${UUID.randomUUID}.blocks"
+      f"part-${task.map(_.partitionId()).getOrElse(0)}%05d-${task.map(_.taskAttemptId()).getOrElse(0L)}-${UUID.randomUUID()}.blocks"
     }
     lazy val out = {
-      val path = new Path(new Path(dataPath, Dir), fileName)
+      val path = new Path(IndexTables.blocksPath(dataPath), fileName)
       path.getFileSystem(conf).create(path, false)
     }
     var written = 0L

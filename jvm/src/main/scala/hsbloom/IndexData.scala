@@ -82,20 +82,21 @@ object IndexData {
    * written has no blocks, and its file is always read.
    */
   def load(dataPath: String, conf: Configuration, maxCachedBlockBytes: Long): IndexData = {
-    val table = new Path(dataPath, "files")
-    val blocksDir = new Path(dataPath, FilterBlocks.Dir)
+    val table = new Path(IndexTables.filesPath(dataPath))
+    val blocksDir = new Path(IndexTables.blocksPath(dataPath))
     val fs = table.getFileSystem(conf)
     val parts = fs.listStatus(table).filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
       !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
     val reader = new FilterBlocks.Reader(conf, maxCachedBlockBytes)
+    // Every part is written by IndexTables.writeFileTable, so one footer gives the projection for all.
     val readConf = new Configuration(conf)
+    parts.headOption.foreach(first => readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(first, conf).toString))
     val groups = mutable.HashMap[String, FilterBlocks.Group]()
     val byFile = mutable.HashMap[String, (Long, Long, mutable.HashMap[String, ColumnEntry])]()
     val keys = mutable.HashMap[String, String]()
     var bytes = 0L
     var corrupt = 0
     parts.foreach { part =>
-      readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(part, conf).toString)
       val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
       try {
         var row: Group = rows.read()

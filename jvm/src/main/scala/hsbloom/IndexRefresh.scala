@@ -92,9 +92,11 @@ object IndexRefresh {
     val blocks = new java.util.LinkedHashMap[String, Any]()
     mapper.readTree(bytesJson).properties.asScala.foreach { e =>
       val total = e.getValue.asLong
-      // The serialization is the header (15 to 19 bytes, depending on the size) followed by the bitset.
-      val bitset = (15 to 19).map(h => total - h).find(n => n > 0 && Sbbf.header(n.toInt).length + n == total)
-        .getOrElse(throw new IllegalStateException(s"global filter of '${e.getKey}': impossible size $total"))
+      // The serialization is a header of a few bytes and a power-of-two bitset (at least 2 KiB for a global filter).
+      val bitset = java.lang.Long.highestOneBit(total)
+      if (bitset > Int.MaxValue || Sbbf.header(bitset.toInt).length + bitset != total) {
+        throw new IllegalStateException(s"global filter of '${e.getKey}': impossible size $total")
+      }
       blocks.put(e.getKey, bitset / 32)
     }
     mapper.writeValueAsString(blocks)
