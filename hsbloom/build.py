@@ -36,6 +36,7 @@ def build_index_data(
     description: str,
     max_buffered_hashes: int | None = None,
     global_filter_blocks: dict[str, int] | None = None,
+    global_held_hashes: int | None = None,
 ) -> dict[str, Any]:
     """Build and write `<data_path>/files` and (with `global_filter`) `<data_path>/global`.
 
@@ -46,7 +47,9 @@ def build_index_data(
     one file's column buffers before its filter is built at a fixed large size
     and folded afterwards. `global_filter_blocks` fixes a column's global
     filter size (32-byte blocks) so a refresh can OR it with the previous
-    version's filter. Returns the summary: number of files and rows, index bytes, and per
+    version's filter. `global_held_hashes` (a tuning knob, tests use it) caps
+    the hashes a global-filter task holds before its filter's size is known;
+    past it the task builds at the largest size and folds down. Returns the summary: number of files and rows, index bytes, and per
     column rows, nulls, distinct estimate and filter bytes.
     """
     request = {
@@ -60,6 +63,8 @@ def build_index_data(
     }
     if max_buffered_hashes is not None:
         request["max_buffered_hashes"] = max_buffered_hashes
+    if global_held_hashes is not None:
+        request["global_held_hashes"] = global_held_hashes
     if global_filter_blocks:
         request["global_filter_blocks"] = global_filter_blocks
     scan = spark._jvm.hsbloom.BuildInput.of(df._jdf, json.dumps([f.path for f in files]))

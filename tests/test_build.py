@@ -211,6 +211,17 @@ def test_files_beyond_the_hash_buffer_are_built_large_and_folded(spark, built, t
     assert max(sizes) < 64 * 1024, "the large build must be folded down to the data"
 
 
+def test_global_filters_built_large_and_folded_equal_those_built_at_size(spark, built, tmp_path):
+    """Past its hold limit a global-filter task inserts at the largest size and folds at the end: same bytes."""
+    source, data_path, _ = built
+    folded_path = str(tmp_path / "folded")
+    build(spark, source, folded_path, global_held_hashes=100)
+    for column in ("id", "uuid"):
+        folded = global_filter_bytes(spark, folded_path, column)
+        assert len(folded) < 1024 * 1024, "the largest size must be folded down to the data"
+        assert folded == global_filter_bytes(spark, data_path, column)
+
+
 def test_expected_num_items_fixes_every_filter_size(spark, built, tmp_path):
     source, _, _ = built
     data_path = str(tmp_path / "fixed")

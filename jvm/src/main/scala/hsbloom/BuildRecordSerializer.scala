@@ -7,15 +7,16 @@ import scala.reflect.ClassTag
 
 import org.apache.spark.serializer.{DeserializationStream, SerializationStream, Serializer, SerializerInstance}
 
-import hsbloom.IndexBuild.{BucketHashes, BucketKey, BuildKey, FileKey, Payload}
+import hsbloom.IndexBuild.{BucketHashes, BucketKey, BuildKey, FileKey, Payload, SketchKey}
 
 /**
  * The wire format of the index build's shuffle. Nearly every record is a
  * batch of 8-byte hashes on its way to a global-filter bucket; Java
  * serialization writes those a long at a time and tags each object with its
  * class, which costs more than the hashing that made them. Here a key is a
- * tag and two numbers and a hash batch is one bulk copy; the few per-file
- * records (one per file and column) still go through Java serialization.
+ * tag and two numbers and a hash batch is one bulk copy; the few other
+ * records (one per file and column, and each task's distinct counters) still go
+ * through Java serialization.
  */
 final class BuildRecordSerializer extends Serializer with Serializable {
   override def newInstance(): SerializerInstance = new BuildRecordSerializer.Instance
@@ -26,6 +27,7 @@ object BuildRecordSerializer {
   private val BucketKeyTag = 1
   private val HashesTag = 2
   private val OtherPayloadTag = 3
+  private val SketchKeyTag = 4
 
   private final class Instance extends SerializerInstance {
     override def serializeStream(s: OutputStream): SerializationStream = new Writer(new DataOutputStream(s))
@@ -45,6 +47,7 @@ object BuildRecordSerializer {
       t match {
         case FileKey(fileId, column) => out.writeByte(FileKeyTag); out.writeLong(fileId); out.writeInt(column)
         case BucketKey(column, bucket) => out.writeByte(BucketKeyTag); out.writeInt(column); out.writeInt(bucket)
+        case SketchKey(partition) => out.writeByte(SketchKeyTag); out.writeInt(partition)
         case BucketHashes(hashes) =>
           out.writeByte(HashesTag)
           out.writeInt(hashes.length)
@@ -76,6 +79,7 @@ object BuildRecordSerializer {
       val value: Any = tag match {
         case FileKeyTag => FileKey(in.readLong(), in.readInt())
         case BucketKeyTag => BucketKey(in.readInt(), in.readInt())
+        case SketchKeyTag => SketchKey(in.readInt())
         case HashesTag =>
           val n = in.readInt()
           if (scratch.length < n * 8) scratch = new Array[Byte](n * 8)

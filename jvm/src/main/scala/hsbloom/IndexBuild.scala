@@ -13,7 +13,6 @@ import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types._
-import org.apache.spark.util.AccumulatorV2
 
 /**
  * The distributed build of an index version: one scan of the indexed columns
@@ -21,20 +20,21 @@ import org.apache.spark.util.AccumulatorV2
  * counts, and per column one global SBBF.
  *
  * How the work is split:
- *  1. Map side (the only scan): rows arrive file by file. Each file's hashes
- *     are buffered; when the file ends, its filter is built at an upper bound
- *     (the number of non-null values) and folded down to the target fpp, so a
- *     small file gets a small filter. A file read by several tasks (a split
- *     file) sends its parts to be merged. For the global filters, every hash
- *     goes to one of 64 buckets by its top 6 bits (which fix its block range in
- *     a filter of any power-of-two size), and into a per-column HyperLogLog.
+ *  1. Map side (the only scan): rows arrive file by file, in column batches
+ *     where the scan is columnar; each column of a batch is hashed in one
+ *     pass. Each file's hashes are buffered; when the file ends, its filter is
+ *     built at an upper bound (the number of non-null values) and folded down
+ *     to the target fpp, so a small file gets a small filter. A file read by
+ *     several tasks (a split file) sends its parts to be merged. For the global
+ *     filters, every hash goes to one of 64 buckets by its top 6 bits (which
+ *     fix its block range in a filter of any power-of-two size), and into a
+ *     per-column HyperLogLog, which each task sends to every bucket partition.
  *  2. One shuffle, with file keys and bucket keys in separate partitions.
- *  3. Job one writes the file-level table from the file partitions (running
- *     the map side). The HyperLogLogs, merged by an accumulator, now give each
- *     column's distinct count and so its global filter size.
- *  4. Job two builds each bucket's block range of the global filter from the
- *     bucket partitions, reusing the shuffle output (no second scan); the
- *     driver assembles the ranges and writes the global table in chunks.
+ *  3. Two jobs over that shuffle, at the same time: one writes the file-level
+ *     table from the file partitions (running the map side); the other builds
+ *     each bucket's block range of the global filters from the bucket
+ *     partitions, sized from the merged HyperLogLogs, and writes the global
+ *     table in chunks. No filter passes through the driver.
  */
 object IndexBuild {
   private val log = org.slf4j.LoggerFactory.getLogger(getClass)
@@ -47,6 +47,8 @@ object IndexBuild {
   private val BucketChunk = 8192
   /** Hashes a global-filter reducer gathers per bucket before inserting them (2 MiB). */
   private val ReduceBatch = 1 << 18
+  /** Hashes a global-filter reducer holds before the filter's size is known (32 MiB); see GlobalReducer. */
+  val DefaultGlobalHeldHashes: Long = 1L << 22
 
   /** One source file as the relation's file index lists it. */
   final case class ListedFile(fileId: Long, path: String, size: Long, mtime: Long)
@@ -63,7 +65,9 @@ object IndexBuild {
       maxBufferedHashes: Int = DefaultMaxBufferedHashes,
       /** Per column, a fixed size (in 32-byte blocks) for the global filter, so a refresh can OR it with the
        *  previous version's filter of that size; columns not listed are sized from their distinct count. */
-      globalFilterBlocks: Map[String, Int] = Map.empty)
+      globalFilterBlocks: Map[String, Int] = Map.empty,
+      /** Hashes a global-filter task holds before it builds at the largest size and folds (a tuning knob). */
+      globalHeldHashes: Long = DefaultGlobalHeldHashes)
 
   object Request {
     def fromJson(json: String): Request = {
@@ -85,7 +89,8 @@ object IndexBuild {
         description = field("description").asText,
         maxBufferedHashes = Option(root.get("max_buffered_hashes")).map(_.asInt).getOrElse(DefaultMaxBufferedHashes),
         globalFilterBlocks = Option(root.get("global_filter_blocks")).filterNot(_.isNull)
-          .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty))
+          .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty),
+        globalHeldHashes = Option(root.get("global_held_hashes")).map(_.asLong).getOrElse(DefaultGlobalHeldHashes))
     }
   }
 
@@ -130,22 +135,22 @@ object IndexBuild {
     }.toArray
 
     val listing = sc.broadcast(request.files.map(f => listedFileKey(f.path) -> f).toMap)
-    val sketches = new SketchAccumulator(request.columns.size)
-    sc.register(sketches, "hsbloom distinct values")
-
-    val settings = MapSettings(hashers, request.expectedNumItems, request.fpp, request.globalFilter,
-      request.maxBufferedHashes)
-    val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(df, request.columns.map(c => resolveName(df, c)))
-      .mapPartitions(chunks => new MapSide(chunks, settings, listing.value, sketches))
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
-    val globalPartitions =
-      if (request.globalFilter) math.min(NumBuckets * request.columns.size, 2 * sc.defaultParallelism) else 0
+    val globalPartitions = if (!request.globalFilter) 0 else {
+      // Each task owns at most 16 buckets, so its slices at the largest size stay within 32 MiB.
+      math.min(NumBuckets * request.columns.size, math.max(2 * sc.defaultParallelism, 4 * request.columns.size))
+    }
+    val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fpp, request.globalFilter,
+      request.maxBufferedHashes, globalPartitions)
+    val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(df, request.columns.map(c => resolveName(df, c)))
+      .mapPartitions(chunks => new MapSide(chunks, settings, listing.value))
     val partitioner = new BuildPartitioner(filePartitions, globalPartitions)
     val shuffled = new ShuffledRDD[BuildKey, Payload, Payload](mapped, partitioner)
       .setSerializer(new BuildRecordSerializer)
 
-    // Job one: the file-level table (this runs the scan). Its result tasks report
-    // each row's statistics, which Spark merges once per successful task.
+    // Two jobs over the one shuffle, run at the same time: the file-level table
+    // (this thread; its map stage is the scan) and the global filters (a second
+    // thread, whose job waits for the same map stage instead of scanning again).
     val fileStats = sc.collectionAccumulator[FileStats]("hsbloom file statistics")
     val fileRows = PartitionPruningRDD.create(shuffled, _ < filePartitions)
       .mapPartitions(records => reduceFiles(records, settings, request.columns).map { row =>
@@ -154,7 +159,13 @@ object IndexBuild {
         row
       })
     val started = System.nanoTime()
-    IndexTables.writeFileTable(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request.dataPath, "errorifexists")
+    val (_, global) = alongside(sc) {
+      if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, globalPartitions)
+      else Map.empty[String, (Long, Long)]
+    } {
+      IndexTables.writeFileTable(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request.dataPath,
+        "errorifexists")
+    }
     val scanned = System.nanoTime()
 
     // Files that produced no rows (empty, or every row deleted) get an empty filter.
@@ -168,15 +179,39 @@ object IndexBuild {
         request.dataPath, "append")
     }
     val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
-
-    // Job two: the global filters, from the bucket partitions of the same shuffle.
-    val global =
-      if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, globalPartitions, sketches)
-      else Map.empty[String, (Long, Long)]
     val done = System.nanoTime()
-    log.info(f"${request.description}: scan and file-level table ${(scanned - started) / 1e9}%.2f s, " +
-      f"empty files and global filters ${(done - scanned) / 1e9}%.2f s")
+    log.info(f"${request.description}: scan, file-level table and global filters ${(scanned - started) / 1e9}%.2f s, " +
+      f"empty files ${(done - scanned) / 1e9}%.2f s")
     summarize(spark, request, allStats, global)
+  }
+
+  /**
+   * Runs `side` on a new thread while `main` runs on this one, so that their
+   * Spark jobs share the executors. The thread inherits this thread's job group
+   * and description (Spark copies local properties into a new thread). If
+   * `main` fails, `side`'s jobs are cancelled and awaited before the error is
+   * rethrown, so nothing keeps writing into a version being removed.
+   */
+  private def alongside[A, B](sc: SparkContext)(side: => B)(main: => A): (A, B) = {
+    val tag = s"hsbloom-build-${java.util.UUID.randomUUID()}"
+    @volatile var outcome: Either[Throwable, B] = Left(new IllegalStateException("the global filter build did not run"))
+    val thread = new Thread(() => {
+      sc.addJobTag(tag)
+      outcome = try Right(side) catch { case t: Throwable => Left(t) }
+    }, "hsbloom global filters")
+    thread.setDaemon(true)
+    thread.start()
+    val a = try main catch {
+      case t: Throwable =>
+        sc.cancelJobsWithTag(tag)
+        thread.join()
+        throw t
+    }
+    thread.join()
+    outcome match {
+      case Right(b) => (a, b)
+      case Left(t) => throw t
+    }
   }
 
   /** One row of the file-level table, without its filter: what the summary needs. */
@@ -184,32 +219,52 @@ object IndexBuild {
 
   /**
    * Builds each column's global filter from the bucket partitions and writes
-   * the global table: the size comes from the merged HyperLogLogs (at least one
-   * block per bucket), each bucket's reducer fills its own block range and
+   * the global table. Each bucket's reducer fills its own block range and
    * writes it as one chunk (bucket 0's chunk starts with the header), so no
-   * filter passes through the driver. Returns per column (distinct estimate,
-   * serialized bytes).
+   * filter passes through the driver. The size comes from the distinct
+   * counters every map task sends to every bucket partition (see
+   * `GlobalReducer`); each reducer reports the size it used, which must agree.
+   * Returns per column (distinct estimate, serialized bytes).
    */
   private def buildGlobal(
       spark: SparkSession,
       request: Request,
       shuffled: RDD[(BuildKey, Payload)],
       filePartitions: Int,
-      globalPartitions: Int,
-      sketches: SketchAccumulator): Map[String, (Long, Long)] = {
-    val ndvs = sketches.value.map(_.estimate)
+      globalPartitions: Int): Map[String, (Long, Long)] = {
     val columns = request.columns
-    val blocks = columns.zip(ndvs).map { case (c, n) =>
-      request.globalFilterBlocks.getOrElse(c, math.max(NumBuckets, Sbbf.forNdv(n, request.fpp).numBlocks))
-    }.toArray
+    val fixedBlocks = columns.map(c => request.globalFilterBlocks.getOrElse(c, 0)).toArray
+    val (fpp, heldHashes) = (request.fpp, request.globalHeldHashes)
+    val sizes = spark.sparkContext.collectionAccumulator[(Int, Long, Int)]("hsbloom global filter sizes")
     val chunks = PartitionPruningRDD.create(shuffled, _ >= filePartitions)
       .mapPartitionsWithIndex { case (index, records) =>
         // A pruned RDD numbers its partitions from 0: index i is bucket partition i.
-        reduceGlobal(records, index, globalPartitions, blocks, columns)
+        val owned = for {
+          c <- columns.indices
+          b <- 0 until NumBuckets
+          if bucketPartition(c, b, globalPartitions) == index
+        } yield BucketKey(c, b)
+        val reducer = new GlobalReducer(owned, fixedBlocks, fpp, heldHashes)
+        records.foreach {
+          case (k: BucketKey, BucketHashes(hashes)) => reducer.add(k, hashes)
+          case (_: SketchKey, Sketches(s)) => reducer.merge(s)
+          case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a bucket partition")
+        }
+        val (rows, used) = reducer.finish(columns)
+        used.foreach(sizes.add)
+        rows
       }
     IndexTables.writeGlobalTable(spark.createDataFrame(chunks, IndexTables.GlobalTableSchema), request.dataPath,
       "errorifexists")
-    columns.indices.map(c => columns(c) -> (ndvs(c), Sbbf.header(blocks(c) * 32).length + blocks(c) * 32L)).toMap
+    val reported = sizes.value.asScala.toSeq.groupBy(_._1)
+    columns.indices.map { c =>
+      val agreed = reported.getOrElse(c, Nil).map { case (_, ndv, blocks) => (ndv, blocks) }.distinct
+      if (agreed.size != 1) {
+        throw new IllegalStateException(s"global filter of '${columns(c)}': the bucket tasks reported sizes $agreed")
+      }
+      val (ndv, blocks) = agreed.head
+      columns(c) -> (ndv, Sbbf.header(blocks * 32).length + blocks * 32L)
+    }.toMap
   }
 
   private def summarize(
@@ -252,6 +307,8 @@ object IndexBuild {
   sealed trait BuildKey extends Serializable
   final case class FileKey(fileId: Long, column: Int) extends BuildKey
   final case class BucketKey(column: Int, bucket: Int) extends BuildKey
+  /** A map task's distinct counters, one copy for each bucket partition. */
+  final case class SketchKey(partition: Int) extends BuildKey
 
   sealed trait Payload extends Serializable
   /** A whole file's column: final. */
@@ -261,6 +318,8 @@ object IndexBuild {
     extends Payload
   /** Hashes of one column that fall in one bucket. */
   final case class BucketHashes(hashes: Array[Long]) extends Payload
+  /** A map task's per-column HyperLogLogs. */
+  final case class Sketches(sketches: Array[HyperLogLog]) extends Payload
 
   private def bucketPartition(column: Int, bucket: Int, globalPartitions: Int): Int =
     Math.floorMod(column * NumBuckets + bucket, globalPartitions)
@@ -270,11 +329,12 @@ object IndexBuild {
     override def getPartition(key: Any): Int = key match {
       case FileKey(id, c) => Math.floorMod(java.lang.Long.hashCode(id) * 31 + c, filePartitions)
       case BucketKey(c, b) => filePartitions + bucketPartition(c, b, globalPartitions)
+      case SketchKey(p) => filePartitions + p
     }
   }
 
-  final case class MapSettings(hashers: Array[ParquetHash.Hasher], expectedNumItems: Option[Long], fpp: Double,
-      globalFilter: Boolean, maxBufferedHashes: Int)
+  final case class MapSettings(columnTypes: Array[DataType], expectedNumItems: Option[Long], fpp: Double,
+      globalFilter: Boolean, maxBufferedHashes: Int, globalPartitions: Int)
 
   /** A growable array of longs, without boxing. */
   private final class LongBuffer(initial: Int = 1024) {
@@ -285,12 +345,13 @@ object IndexBuild {
       values(size) = v
       size += 1
     }
-    def appendAll(more: Array[Long]): Unit = {
-      if (size + more.length > values.length) {
-        values = java.util.Arrays.copyOf(values, math.max(values.length * 2, size + more.length))
+    def appendAll(more: Array[Long]): Unit = appendAll(more, more.length)
+    def appendAll(more: Array[Long], count: Int): Unit = {
+      if (size + count > values.length) {
+        values = java.util.Arrays.copyOf(values, math.max(values.length * 2, size + count))
       }
-      System.arraycopy(more, 0, values, size, more.length)
-      size += more.length
+      System.arraycopy(more, 0, values, size, count)
+      size += count
     }
     def toArray: Array[Long] = java.util.Arrays.copyOf(values, size)
     /** Empties the buffer; its capacity is kept (up to 8 MiB), so the next file does not grow it again. */
@@ -327,12 +388,15 @@ object IndexBuild {
    * The map side over one task's rows: tracks the current file, buffers its
    * hashes per column, and emits records as files end and buckets fill.
    */
-  private final class MapSide(
+  private[hsbloom] final class MapSide(
       chunks: Iterator[ScanInput.Chunk],
       settings: MapSettings,
-      listing: Map[String, ListedFile],
-      sketches: SketchAccumulator) extends Iterator[(BuildKey, Payload)] {
-    private val numColumns = settings.hashers.length
+      listing: Map[String, ListedFile]) extends Iterator[(BuildKey, Payload)] {
+    private val numColumns = settings.columnTypes.length
+    private val rowHashers = settings.columnTypes.map(t => ParquetHash.hasherFor(t).get)
+    private val vectorHashers = settings.columnTypes.map(t => ParquetHash.vectorHasherFor(t).get)
+    /** The current chunk's hashes of one column (its non-null values, in row order). */
+    private var hashes = new Array[Long](4096)
     private val out = new java.util.ArrayDeque[(BuildKey, Payload)]()
     private val localSketches = Array.fill(numColumns)(new HyperLogLog())
     private val buckets = Array.fill(numColumns, NumBuckets)(new LongBuffer(BucketChunk))
@@ -361,41 +425,41 @@ object IndexBuild {
       if (currentName == null || ((name ne currentName) && name != currentName)) {
         startFile(name, chunk.blockStart, chunk.blockLength)
       }
-      fileRows += chunk.numRows
+      val n = chunk.numRows
+      fileRows += n
+      if (hashes.length < n) hashes = new Array[Long](n)
+      val batch = chunk.columns
       var c = 0
       while (c < numColumns) {
-        consumeColumn(chunk, c)
+        // One pass per step over the column's hashes: each loop is short and does one thing.
+        val count = if (batch != null) vectorHashers(c).hashAll(batch.column(c), n, hashes) else hashRows(chunk, c)
+        fileNulls(c) += n - count
+        addToFile(c, count)
+        if (settings.globalFilter) addToGlobal(c, count)
         c += 1
       }
     }
 
-    /** One column of a chunk: a tight loop, so the JIT sees one hasher and one row class. */
-    private def consumeColumn(chunk: ScanInput.Chunk, c: Int): Unit = {
-      val hasher = settings.hashers(c)
-      val n = chunk.numRows
-      var i = 0
-      while (i < n) {
+    /** The non-null hashes of column `c` of a chunk of rows, into `hashes`; returns how many. */
+    private def hashRows(chunk: ScanInput.Chunk, c: Int): Int = {
+      val hasher = rowHashers(c)
+      var (i, k) = (0, 0)
+      while (i < chunk.numRows) {
         val row = chunk.row(i)
-        if (row.isNullAt(c)) fileNulls(c) += 1
-        else {
-          val h = hasher.hash(row, c)
-          addToFile(c, h)
-          if (settings.globalFilter) {
-            localSketches(c).update(h)
-            val bucket = buckets(c)((h >>> BucketShift).toInt)
-            bucket.append(h)
-            if (bucket.size == BucketChunk) out.add(BucketKey(c, (h >>> BucketShift).toInt) -> BucketHashes(bucket.handOver()))
-          }
-        }
+        if (!row.isNullAt(c)) { hashes(k) = hasher.hash(row, c); k += 1 }
         i += 1
       }
+      k
     }
 
-    private def addToFile(c: Int, h: Long): Unit = {
-      if (largeFilters(c) != null) largeFilters(c).insertHash(h)
-      else {
+    private def addToFile(c: Int, count: Int): Unit = {
+      if (largeFilters(c) != null) {
+        val filter = largeFilters(c)
+        var i = 0
+        while (i < count) { filter.insertHash(hashes(i)); i += 1 }
+      } else {
         val buffer = fileHashes(c)
-        buffer.append(h)
+        buffer.appendAll(hashes, count)
         if (buffer.size >= settings.maxBufferedHashes) {
           // Too many values to buffer: build at a fixed large size now (folded when the file ends).
           val filter = Sbbf.forNdv(settings.expectedNumItems.getOrElse(LargeFileNdv), settings.fpp)
@@ -404,6 +468,23 @@ object IndexBuild {
           buffer.clear()
           largeFilters(c) = filter
         }
+      }
+    }
+
+    /** The column's hashes into its distinct counter and its buckets; a full bucket becomes a record. */
+    private def addToGlobal(c: Int, count: Int): Unit = {
+      val sketch = localSketches(c)
+      var i = 0
+      while (i < count) { sketch.update(hashes(i)); i += 1 }
+      val columnBuckets = buckets(c)
+      i = 0
+      while (i < count) {
+        val h = hashes(i)
+        val b = (h >>> BucketShift).toInt
+        val bucket = columnBuckets(b)
+        bucket.append(h)
+        if (bucket.size == BucketChunk) out.add(BucketKey(c, b) -> BucketHashes(bucket.handOver()))
+        i += 1
       }
     }
 
@@ -444,7 +525,7 @@ object IndexBuild {
         for (c <- 0 until numColumns; b <- 0 until NumBuckets if buckets(c)(b).size > 0) {
           out.add(BucketKey(c, b) -> BucketHashes(buckets(c)(b).toArray))
         }
-        sketches.add(localSketches)
+        for (p <- 0 until settings.globalPartitions) out.add(SketchKey(p) -> Sketches(localSketches))
       }
     }
   }
@@ -475,45 +556,84 @@ object IndexBuild {
   }
 
   /**
-   * Reduce side of the bucket partitions: every bucket this partition owns
-   * (also those no hash reached) becomes one chunk of its column's global
-   * filter: its block range, `blocks / NumBuckets` blocks starting at
-   * `bucket * blocks / NumBuckets`.
+   * Reduce side of one bucket partition: every bucket it owns (also those no
+   * hash reached) becomes one chunk of its column's global filter, the block
+   * range `bucket * blocks / NumBuckets` until `(bucket + 1) * blocks / NumBuckets`.
+   *
+   * The filter's size depends on the column's distinct count, which is known
+   * only once every map task's counters have arrived, that is at the end of
+   * the input. Until then hashes are held as they come (up to `heldLimit`);
+   * past that, they go into slices at the largest size a filter may have, and
+   * those slices are folded down to the final size at the end. Folding a
+   * power-of-two SBBF by halving ORs blocks 2i and 2i + 1 into block i, exactly
+   * the block the hash picks at half the size, so the result is the same filter
+   * as one built at the final size. A size fixed by the request (a refresh
+   * adding to an existing filter) is used from the start.
    */
-  private def reduceGlobal(
-      records: Iterator[(BuildKey, Payload)],
-      partition: Int,
-      globalPartitions: Int,
-      blocks: Array[Int],
-      columns: Seq[String]): Iterator[Row] = {
-    val owned = for {
-      c <- columns.indices
-      b <- 0 until NumBuckets
-      if bucketPartition(c, b, globalPartitions) == partition
-    } yield BucketKey(c, b)
-    val slices = owned.map(k => k -> new Array[Int](blocks(k.column) / NumBuckets * 8)).toMap
-    // Hashes are gathered per bucket and inserted many at a time, so that the
-    // inserts of one batch stay within one slice (see SliceScatter).
-    val pending = mutable.HashMap[BucketKey, LongBuffer]()
-    val scatter = new SliceScatter
-    def flush(k: BucketKey, batch: LongBuffer): Unit = {
-      val total = blocks(k.column)
-      scatter.insert(slices(k), k.bucket * (total / NumBuckets), total, batch)
+  private final class GlobalReducer(owned: Seq[BucketKey], fixedBlocks: Array[Int], fpp: Double, heldLimit: Long) {
+    private val numColumns = fixedBlocks.length
+    private val counters = Array.fill(numColumns)(new HyperLogLog())
+    /** Per column, the filter size (in blocks) its slices are at; 0 until decided. */
+    private val sliceBlocks = fixedBlocks.clone()
+    private val slices = mutable.HashMap[BucketKey, Array[Int]]()
+    private val pending = mutable.HashMap[BucketKey, LongBuffer]()
+    private val held = ArrayBuffer[(BucketKey, Array[Long])]()
+    private var heldHashes = 0L
+    private val scatter = new SliceScatter
+
+    def merge(sketches: Array[HyperLogLog]): Unit = counters.zip(sketches).foreach { case (a, b) => a.merge(b) }
+
+    def add(k: BucketKey, hashes: Array[Long]): Unit = {
+      if (sliceBlocks(k.column) > 0) insert(k, hashes)
+      else {
+        held += k -> hashes
+        heldHashes += hashes.length
+        if (heldHashes > heldLimit) {
+          for (c <- 0 until numColumns if sliceBlocks(c) == 0) sliceBlocks(c) = Sbbf.MaxBytes / 32
+          release()
+        }
+      }
+    }
+
+    /** The chunk rows of the owned buckets, and per owned column (column, distinct estimate, blocks). */
+    def finish(columns: Seq[String]): (Iterator[Row], Seq[(Int, Long, Int)]) = {
+      val ndv = counters.map(_.estimate)
+      val blocks = Array.tabulate(numColumns) { c =>
+        if (fixedBlocks(c) > 0) fixedBlocks(c) else math.max(NumBuckets, Sbbf.forNdv(ndv(c), fpp).numBlocks)
+      }
+      for (c <- 0 until numColumns if sliceBlocks(c) == 0) sliceBlocks(c) = blocks(c)
+      release()
+      pending.foreach { case (k, batch) => flush(k, batch) }
+      val rows = owned.iterator.map { k =>
+        val numBytes = blocks(k.column) * 32
+        val slice = slices.remove(k).getOrElse(new Array[Int](sliceBlocks(k.column) / NumBuckets * 8))
+        val bitset =
+          if (sliceBlocks(k.column) == blocks(k.column)) Sbbf.littleEndian(slice)
+          else Sbbf.wrap(slice).foldTo(numBytes / NumBuckets).bitset
+        val chunk = if (k.bucket == 0) Sbbf.header(numBytes) ++ bitset else bitset
+        Row(columns(k.column), k.bucket, NumBuckets, Sbbf.header(numBytes).length + numBytes.toLong, chunk)
+      }
+      (rows, owned.map(_.column).distinct.map(c => (c, ndv(c), blocks(c))))
+    }
+
+    private def release(): Unit = {
+      held.foreach { case (k, hashes) => insert(k, hashes) }
+      held.clear()
+      heldHashes = 0
+    }
+
+    /** Hashes are gathered per bucket and inserted many at a time, so one batch's inserts stay in one slice. */
+    private def insert(k: BucketKey, hashes: Array[Long]): Unit = {
+      val batch = pending.getOrElseUpdate(k, new LongBuffer(ReduceBatch + BucketChunk))
+      batch.appendAll(hashes)
+      if (batch.size >= ReduceBatch) flush(k, batch)
+    }
+
+    private def flush(k: BucketKey, batch: LongBuffer): Unit = {
+      val total = sliceBlocks(k.column)
+      val slice = slices.getOrElseUpdate(k, new Array[Int](total / NumBuckets * 8))
+      scatter.insert(slice, k.bucket * (total / NumBuckets), total, batch)
       batch.size = 0
-    }
-    records.foreach {
-      case (k: BucketKey, BucketHashes(hashes)) =>
-        val batch = pending.getOrElseUpdate(k, new LongBuffer(ReduceBatch + BucketChunk))
-        batch.appendAll(hashes)
-        if (batch.size >= ReduceBatch) flush(k, batch)
-      case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a bucket partition")
-    }
-    pending.foreach { case (k, batch) => flush(k, batch) }
-    owned.iterator.map { k =>
-      val numBytes = blocks(k.column) * 32
-      val bitset = Sbbf.littleEndian(slices(k))
-      val chunk = if (k.bucket == 0) Sbbf.header(numBytes) ++ bitset else bitset
-      Row(columns(k.column), k.bucket, NumBuckets, Sbbf.header(numBytes).length + numBytes.toLong, chunk)
     }
   }
 
@@ -558,20 +678,5 @@ object IndexBuild {
       i = 0
       while (i < n) { Sbbf.insertHashIntoSlice(slice, firstBlock, totalBlocks, runs(i)); i += 1 }
     }
-  }
-
-  /** Per-column HyperLogLogs merged across tasks (a register-wise max: retries do not double count). */
-  final class SketchAccumulator(numColumns: Int) extends AccumulatorV2[Array[HyperLogLog], Array[HyperLogLog]] {
-    private var sketches: Array[HyperLogLog] = Array.fill(numColumns)(new HyperLogLog())
-    override def isZero: Boolean = sketches.forall(_.isEmpty)
-    override def copy(): SketchAccumulator = {
-      val other = new SketchAccumulator(numColumns)
-      other.sketches = sketches.map(_.copy())
-      other
-    }
-    override def reset(): Unit = sketches = Array.fill(numColumns)(new HyperLogLog())
-    override def add(v: Array[HyperLogLog]): Unit = sketches.zip(v).foreach { case (a, b) => a.merge(b) }
-    override def merge(other: AccumulatorV2[Array[HyperLogLog], Array[HyperLogLog]]): Unit = add(other.value)
-    override def value: Array[HyperLogLog] = sketches
   }
 }

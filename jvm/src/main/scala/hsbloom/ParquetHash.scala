@@ -3,6 +3,7 @@ package hsbloom
 import org.apache.spark.sql.catalyst.expressions.XXH64
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatchRow}
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
@@ -82,6 +83,65 @@ object ParquetHash {
       case BinaryType => (r: SpecializedGetters, i: Int) => hashBytes(r.getBinary(i))
       case d: DecimalType => (r: SpecializedGetters, i: Int) => hashDecimal(r.getDecimal(i, d.precision, d.scale), d.precision)
     })
+  }
+
+  /**
+   * Hashes a whole column vector at once (the index build's columnar path):
+   * the non-null values of rows `0 until n`, in row order, into `out`;
+   * returns how many. One tight loop per physical type, so the JIT sees a
+   * single accessor and a single hash function in each.
+   */
+  trait VectorHasher {
+    def hashAll(v: ColumnVector, n: Int, out: Array[Long]): Int
+  }
+
+  def vectorHasherFor(dt: DataType): Option[VectorHasher] = hasherFor(dt).map { rowHasher =>
+    dt match {
+      case IntegerType | DateType => new VectorHasher {
+        def hashAll(v: ColumnVector, n: Int, out: Array[Long]): Int = {
+          var (i, k) = (0, 0)
+          val nulls = v.hasNull
+          while (i < n) {
+            if (!nulls || !v.isNullAt(i)) { out(k) = hashInt(v.getInt(i)); k += 1 }
+            i += 1
+          }
+          k
+        }
+      }
+      case LongType | TimestampType | TimestampNTZType => new VectorHasher {
+        def hashAll(v: ColumnVector, n: Int, out: Array[Long]): Int = {
+          var (i, k) = (0, 0)
+          val nulls = v.hasNull
+          while (i < n) {
+            if (!nulls || !v.isNullAt(i)) { out(k) = hashLong(v.getLong(i)); k += 1 }
+            i += 1
+          }
+          k
+        }
+      }
+      case _: StringType => new VectorHasher {
+        def hashAll(v: ColumnVector, n: Int, out: Array[Long]): Int = {
+          var (i, k) = (0, 0)
+          val nulls = v.hasNull
+          while (i < n) {
+            if (!nulls || !v.isNullAt(i)) { out(k) = hashUTF8(v.getUTF8String(i)); k += 1 }
+            i += 1
+          }
+          k
+        }
+      }
+      case _ => new VectorHasher { // every other type through a one-column row view
+        def hashAll(v: ColumnVector, n: Int, out: Array[Long]): Int = {
+          val row = new ColumnarBatchRow(Array(v))
+          var (i, k) = (0, 0)
+          while (i < n) {
+            if (!v.isNullAt(i)) { row.rowId = i; out(k) = rowHasher.hash(row, 0); k += 1 }
+            i += 1
+          }
+          k
+        }
+      }
+    }
   }
 
   /** Hash of one non-null Catalyst value (the internal representation: UTF8String, Decimal, Int days, ...). */

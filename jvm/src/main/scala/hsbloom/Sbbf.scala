@@ -27,15 +27,7 @@ final class Sbbf private (private val words: Array[Int]) extends Serializable {
   def numBlocks: Int = words.length >>> 3
   def numBytes: Int = words.length * 4
 
-  def insertHash(h: Long): Unit = {
-    val base = blockIndex(h, numBlocks) << 3
-    val x = h.toInt
-    var i = 0
-    while (i < 8) {
-      words(base + i) |= 1 << ((x * Salts(i)) >>> 27)
-      i += 1
-    }
-  }
+  def insertHash(h: Long): Unit = setBlockBits(words, blockIndex(h, numBlocks) << 3, h.toInt)
 
   def mightContainHash(h: Long): Boolean = {
     val base = blockIndex(h, numBlocks) << 3
@@ -192,15 +184,26 @@ object Sbbf {
    * the words of blocks `firstBlock` until `firstBlock + slice.length / 8`. Lets
    * a large filter be built in parallel, one block range per task.
    */
-  def insertHashIntoSlice(slice: Array[Int], firstBlock: Int, totalBlocks: Int, h: Long): Unit = {
-    val base = (blockIndex(h, totalBlocks) - firstBlock) << 3
-    val x = h.toInt
-    var i = 0
-    while (i < 8) {
-      slice(base + i) |= 1 << ((x * Salts(i)) >>> 27)
-      i += 1
-    }
+  def insertHashIntoSlice(slice: Array[Int], firstBlock: Int, totalBlocks: Int, h: Long): Unit =
+    setBlockBits(slice, (blockIndex(h, totalBlocks) - firstBlock) << 3, h.toInt)
+
+  /**
+   * Sets the eight bits of the mask of `x` in the block of `words` starting at
+   * word `base`: word i gets bit `(x * Salts(i)) >>> 27`. Written out with the
+   * salts as constants: inserting is the build's innermost loop, and this form
+   * runs markedly faster than a loop over `Salts` (bench: MapSideBench).
+   */
+  @inline def setBlockBits(words: Array[Int], base: Int, x: Int): Unit = {
+    words(base) |= 1 << ((x * 0x47b6137b) >>> 27)
+    words(base + 1) |= 1 << ((x * 0x44974d91) >>> 27)
+    words(base + 2) |= 1 << ((x * 0x8824ad5b) >>> 27)
+    words(base + 3) |= 1 << ((x * 0xa2b7289d) >>> 27)
+    words(base + 4) |= 1 << ((x * 0x705495c7) >>> 27)
+    words(base + 5) |= 1 << ((x * 0x2df1424b) >>> 27)
+    words(base + 6) |= 1 << ((x * 0x9efc4947) >>> 27)
+    words(base + 7) |= 1 << ((x * 0x5c6bfb31) >>> 27)
   }
+
 
   def forNdv(ndv: Long, fpp: Double): Sbbf = ofBytes(optimalNumBytes(optimalNumBits(ndv, fpp) / 8))
 

@@ -29,6 +29,8 @@ object ScanInput {
     def numRows: Int
     /** Row `i` of the chunk; the object may be reused by the next call. */
     def row(i: Int): InternalRow
+    /** The chunk as column vectors (the indexed columns, in order), or null for a chunk of rows. */
+    def columns: ColumnarBatch
   }
 
   /** Chunks of `columns` (resolved names of `df`) for every file `df` reads. */
@@ -70,6 +72,7 @@ object ScanInput {
     override val numRows: Int = batch.numRows
     private val cursor = new ColumnarBatchRow((0 until batch.numCols).map(batch.column).toArray)
     override def row(i: Int): InternalRow = { cursor.rowId = i; cursor }
+    override def columns: ColumnarBatch = batch
   }
 
   /** One row, with its file name and block offsets after the `n` indexed columns. */
@@ -79,6 +82,7 @@ object ScanInput {
     override def blockLength: Long = value.getLong(n + 2)
     override def numRows: Int = 1
     override def row(i: Int): InternalRow = value
+    override def columns: ColumnarBatch = null
   }
 
   private def quote(name: String): String = "`" + name.replace("`", "``") + "`"
