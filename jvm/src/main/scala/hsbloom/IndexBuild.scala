@@ -47,8 +47,8 @@ object IndexBuild {
   private val BucketChunk = 8192
   /** Hashes a global-filter reducer gathers per bucket before inserting them (2 MiB). */
   private val ReduceBatch = 1 << 18
-  /** Hashes a global-filter reducer holds before the filter's size is known (32 MiB); see GlobalReducer. */
-  val DefaultGlobalHeldHashes: Long = 1L << 22
+  /** Hashes a global-filter reducer holds before the filter's size is known (64 MiB); see GlobalReducer. */
+  val DefaultGlobalHeldHashes: Long = 1L << 23
 
   /** One source file as the relation's file index lists it. */
   final case class ListedFile(fileId: Long, path: String, size: Long, mtime: Long)
@@ -137,8 +137,11 @@ object IndexBuild {
     val listing = sc.broadcast(request.files.map(f => listedFileKey(f.path) -> f).toMap)
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
     val globalPartitions = if (!request.globalFilter) 0 else {
-      // Each task owns at most 16 buckets, so its slices at the largest size stay within 32 MiB.
-      math.min(NumBuckets * request.columns.size, math.max(2 * sc.defaultParallelism, 4 * request.columns.size))
+      // One task per 128 MiB of source (a small source does not pay for many tiny writes), up to a
+      // count where each task owns at most 16 buckets (its slices at the largest size: 32 MiB).
+      val bySize = (request.files.map(_.size).sum / (128L << 20) + 1).toInt
+      val most = math.min(NumBuckets * request.columns.size, math.max(2 * sc.defaultParallelism, 4 * request.columns.size))
+      math.min(bySize, most)
     }
     val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fpp, request.globalFilter,
       request.maxBufferedHashes, globalPartitions)
