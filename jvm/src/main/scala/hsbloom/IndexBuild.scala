@@ -137,11 +137,12 @@ object IndexBuild {
     val listing = sc.broadcast(request.files.map(f => listedFileKey(f.path) -> f).toMap)
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
     val globalPartitions = if (!request.globalFilter) 0 else {
-      // One task per 128 MiB of source (a small source does not pay for many tiny writes), up to a
-      // count where each task owns at most 16 buckets (its slices at the largest size: 32 MiB).
+      // One task per 128 MiB of source, so a small source does not pay for many small writes, but
+      // never more than 32 buckets per task (its slices at the largest filter size: 64 MiB) and at
+      // most 4 tasks per core.
       val bySize = (request.files.map(_.size).sum / (128L << 20) + 1).toInt
-      val most = math.min(NumBuckets * request.columns.size, math.max(2 * sc.defaultParallelism, 4 * request.columns.size))
-      math.min(bySize, most)
+      val columns = request.columns.size
+      math.min(NumBuckets * columns, math.max(2 * columns, math.min(bySize, 4 * sc.defaultParallelism)))
     }
     val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fpp, request.globalFilter,
       request.maxBufferedHashes, globalPartitions)
@@ -627,7 +628,7 @@ object IndexBuild {
 
     /** Hashes are gathered per bucket and inserted many at a time, so one batch's inserts stay in one slice. */
     private def insert(k: BucketKey, hashes: Array[Long]): Unit = {
-      val batch = pending.getOrElseUpdate(k, new LongBuffer(ReduceBatch + BucketChunk))
+      val batch = pending.getOrElseUpdate(k, new LongBuffer(BucketChunk))
       batch.appendAll(hashes)
       if (batch.size >= ReduceBatch) flush(k, batch)
     }
