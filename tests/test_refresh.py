@@ -276,6 +276,33 @@ def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_
     check(1, [3000, 60], [10])
 
 
+def test_global_filters_of_data_directories_that_do_not_line_up_are_refused(spark, tmp_path):
+    """A version's global filter is the OR of its directories' filters, only when all have the recorded size."""
+    from hsbloom.build import build_index_data
+    from hsbloom.sources import resolve_source
+
+    rows(spark, 0, 1).write.parquet(str(tmp_path / "one"))
+    df = spark.read.parquet(str(tmp_path / "one"))
+    source, _ = resolve_source(spark, df, ["key"])
+    jvm = spark._jvm
+    paths = jvm.java.util.ArrayList()
+    sizes = []
+    for n, blocks in enumerate((256, 256, 512)):
+        path = f"file:{tmp_path}/v__={n}"
+        summary = build_index_data(spark, df, source.files, ["key"], None, 0.01, True, path, "test",
+                                   global_filter_blocks={"key": blocks})
+        paths.add(path)
+        sizes.append(summary["columns"]["key"]["global_filter_bytes"])
+
+    def load(count: int):
+        parts = jvm.scala.jdk.javaapi.CollectionConverters.asScala(paths.subList(0, count)).toSeq()
+        return jvm.hsbloom.GlobalFilter.load(jvm.hsbloom.GlobalFilterRef(parts, "key", "t", sizes[0]))
+
+    assert load(2).numBytes() == 256 * 32  # two of one size: OR-ed
+    with pytest.raises(Exception, match=f"has {sizes[2]} bytes, not the {sizes[0]} its log entry records"):
+        load(3)
+
+
 def _explain(df) -> str:
     from hsbloom.explain import explain_string
 
