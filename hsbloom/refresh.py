@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from hsbloom.actions import (
     IndexContext,
@@ -267,38 +267,55 @@ def _incremental(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChan
         return RefreshResult(ctx.name, "incremental", True, 0, len(changes.deleted), base.data_version,
                              f"index {ctx.name!r}: dropped {len(changes.deleted)} deleted files")
 
-    version = next_data_version(ctx)
-    data_path = ctx.layout.data_path(version)
-    writer = Writer.current()
-    begin = base.successor(
-        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path,
-        data_parts=base.parts + (version,), dropped_file_ids=dropped, pending=None,
-    )
-    description = _incremental_description(ctx, appended, changes, source)
-
-    def build() -> dict[str, Any]:
+    def referring(data_path: str, description: str) -> dict[str, Any]:
         built = _build_appended(ctx, base, df, appended, data_path, description)
         return _incremental_summary(
             base, _referring_totals(ctx, base, built, changes.deleted), built, len(source.files),
             len(changes.deleted), base.summary["index_bytes"] + built["index_bytes"],
         )
 
-    with running(writer.operation_id):
-        begin_operation(ctx, base, begin)
-        summary = run_build(ctx, begin, base, description, "so the previous version stays in use", build)
-        finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, summary=summary), [data_path])
-    return RefreshResult(
-        ctx.name, "incremental", True, len(appended), len(changes.deleted), version,
-        f"index {ctx.name!r}: built {len(appended)} appended files into data version {version}, dropped "
-        f"{len(changes.deleted)} deleted ones; the index reads {len(begin.parts)} data directories",
+    return _write_directory(ctx, base, changes, appended, source, dropped, referring)
+
+
+def _write_directory(
+    ctx: IndexContext,
+    base: LogEntry,
+    changes: SourceChanges,
+    appended: tuple[SourceFile, ...],
+    source: Source,
+    dropped: tuple[int, ...] | None,
+    work: Callable[[str, str], dict[str, Any]],
+) -> RefreshResult:
+    """An incremental refresh that writes a new data directory with `work(data_path, description)` (which returns
+    the summary): a version that also reads `base`'s directories minus `dropped`, or (`dropped` None) a compacted
+    version that reads the new directory alone."""
+    version = next_data_version(ctx)
+    data_path = ctx.layout.data_path(version)
+    if dropped is None:
+        parts: dict[str, Any] = {"data_parts": None, "dropped_file_ids": (), "data_layout": DATA_LAYOUT}
+    else:
+        parts = {"data_parts": base.parts + (version,), "dropped_file_ids": dropped}
+    writer = Writer.current()
+    begin = base.successor(
+        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path, pending=None,
+        **parts,
     )
-
-
-def _incremental_description(ctx: IndexContext, appended: tuple, changes: SourceChanges, source: Source) -> str:
-    return (
+    description = (
         f"hsbloom: incremental refresh of index '{ctx.name}': {len(appended)} appended and "
         f"{len(changes.deleted)} deleted files ({source.describe()})"
     )
+    with running(writer.operation_id):
+        begin_operation(ctx, base, begin)
+        outcome = "so the previous version stays in use"
+        summary = run_build(ctx, begin, base, description, outcome, lambda: work(data_path, description))
+        finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, summary=summary), [data_path])
+    done = f"built {len(appended)} appended files, dropped {len(changes.deleted)} deleted ones"
+    if dropped is None:
+        done += f", kept {len(changes.kept)}, compacted into data version {version}"
+    else:
+        done += f" (data version {version}; the index reads {len(begin.parts)} data directories)"
+    return RefreshResult(ctx.name, "incremental", True, len(appended), len(changes.deleted), version,
+                         f"index {ctx.name!r}: {done}")
 
 
 def _build_appended(
@@ -362,23 +379,14 @@ def _compact(
 ) -> RefreshResult:
     """An incremental refresh that writes one data directory holding the whole version: the kept rows of the
     previous version's directories copied, the appended files built, the global filters OR-ed."""
-    assert base.config is not None and base.data_version is not None
-    config = base.config
-    version = next_data_version(ctx)
-    data_path = ctx.layout.data_path(version)
-    writer = Writer.current()
-    begin = base.successor(
-        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path,
-        data_parts=None, dropped_file_ids=(), data_layout=DATA_LAYOUT, pending=None,
-    )
-    description = _incremental_description(ctx, appended, changes, source)
-    spark, jvm = ctx.spark, ctx.spark._jvm
+    assert base.config is not None
+    config, jvm = base.config, ctx.spark._jvm
 
-    def build() -> dict[str, Any]:
+    def compacting(data_path: str, description: str) -> dict[str, Any]:
         staging = f"{data_path}/_appended" if appended else None
         built = _build_appended(ctx, base, df, appended, staging, description) if staging else None
         stats = json.loads(jvm.hsbloom.IndexRefresh.assemble(
-            spark._jsparkSession, json.dumps([ctx.layout.data_path(v) for v in base.parts]), staging, data_path,
+            ctx.spark._jsparkSession, json.dumps([ctx.layout.data_path(v) for v in base.parts]), staging, data_path,
             json.dumps([f.file_id for f in changes.kept]), json.dumps(list(config.indexed_columns)),
             config.global_filter,
         ))
@@ -386,15 +394,7 @@ def _compact(
             ctx.fs.delete(staging)
         return _incremental_summary(base, stats, built, len(source.files), len(changes.deleted), ctx.fs.size(data_path))
 
-    with running(writer.operation_id):
-        begin_operation(ctx, base, begin)
-        summary = run_build(ctx, begin, base, description, "so the previous version stays in use", build)
-        finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, summary=summary), [data_path])
-    return RefreshResult(
-        ctx.name, "incremental", True, len(appended), len(changes.deleted), version,
-        f"index {ctx.name!r}: built {len(appended)} appended files, dropped {len(changes.deleted)} deleted ones, "
-        f"kept {len(changes.kept)}, compacted into data version {version}",
-    )
+    return _write_directory(ctx, base, changes, appended, source, None, compacting)
 
 
 def _incremental_summary(
