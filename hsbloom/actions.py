@@ -342,9 +342,23 @@ def _version_directories(ctx: IndexContext) -> dict[int, str]:
 
 
 def next_data_version(ctx: IndexContext) -> int:
-    """A version no entry of the log and no directory on storage has used, so data is never reused."""
-    used = {e.data_version for e in ctx.log.entries() if e.data_version is not None}
-    used |= set(_version_directories(ctx))
+    """A version no entry of the log and no directory on storage has used, so data is never reused.
+
+    Every build took a version above all earlier ones, so the log is read backwards only to the latest entry
+    that started a build (CREATING, or REFRESHING with another version than the entry before it): its cost is
+    the entries since then, not the index's whole history.
+    """
+    used = set(_version_directories(ctx))
+    later: LogEntry | None = None
+    for entry_id in reversed(ctx.log.ids()):
+        entry = ctx.log.read(entry_id)
+        if later is not None and later.state == State.REFRESHING and later.data_version != entry.data_version:
+            break  # `later` started a build: its version is above every one before it
+        if entry.data_version is not None:
+            used.add(entry.data_version)
+        if entry.state == State.CREATING:
+            break
+        later = entry
     return max(used) + 1 if used else 0
 
 

@@ -233,3 +233,24 @@ def test_writer_liveness_is_only_claimed_dead_when_provable():
     assert gone.is_provably_dead()
     assert not Writer(socket.gethostname(), os.getppid(), "op").is_provably_dead()  # alive
     assert not Writer("another-host", int(finished.stdout), "op").is_provably_dead()  # can't tell
+
+
+def test_the_next_data_version_is_above_every_version_the_log_named(spark, system_path):
+    """Read backwards to the latest build: a rolled-back refresh's version is never reused; reads stop there."""
+    from hsbloom.actions import IndexContext, next_data_version
+
+    ctx = IndexContext.open(spark, "history")
+    assert next_data_version(ctx) == 0
+    steps = [(State.CREATING, 5), (State.ACTIVE, 5), (State.REFRESHING, 9), (State.ACTIVE, 5),  # rolled back
+             (State.REFRESHING, 5), (State.ACTIVE, 5), (State.VACUUMING, 5), (State.ACTIVE, 5)]  # quick, vacuum
+    previous = None
+    for n, (state, version) in enumerate(steps):
+        entry = replace(an_entry(n, state), data_version=version)
+        assert ctx.log.append(previous, entry)
+        previous = entry
+    assert next_data_version(ctx) == 10
+    # Entries before the latest build are not read: an unreadable one there changes nothing.
+    (system_path / "history" / "_hsbloom_log" / f"{0:020d}.json").write_text("not json")
+    assert next_data_version(ctx) == 10
+    (system_path / "history" / "v__=12").mkdir()  # a directory on storage counts too
+    assert next_data_version(ctx) == 13
