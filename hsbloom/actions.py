@@ -34,7 +34,7 @@ from hsbloom.errors import (
     IndexStateError,
 )
 from hsbloom.filesystem import HadoopFileSystem
-from hsbloom.layout import IndexLayout, data_version_of, system_path
+from hsbloom.layout import DATA_LAYOUT, IndexLayout, data_version_of, system_path
 from hsbloom.log import LogEntry, OperationLog, State, Writer, running
 from hsbloom.sources import resolve_source
 
@@ -92,6 +92,7 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
         source=source,
         data_version=version,
         data_path=data_path,
+        data_layout=DATA_LAYOUT,
     )
     with running(writer.operation_id):
         begin_operation(ctx, base, begin)
@@ -168,12 +169,12 @@ def restore_index(spark: Any, name: str) -> LogEntry:
 
 def vacuum_index(spark: Any, name: str) -> LogEntry:
     """Remove data: all of a DELETED index's (it becomes DOESNOTEXIST, freeing the name), or the
-    versions an ACTIVE index no longer uses. Also clears data left by cancelled builds."""
+    data directories an ACTIVE index no longer reads. Also clears data left by cancelled builds."""
     ctx = IndexContext.open(spark, name)
     base = _latest_settled(ctx)
     if base is None or (base.state == State.DOESNOTEXIST and not _version_directories(ctx)):
         raise IndexNotFoundError(f"index {name!r} does not exist")
-    keep = base.data_version if base.state == State.ACTIVE else None
+    keep = set(base.parts) if base.state == State.ACTIVE else set()  # every directory the version reads
     final_state = State.ACTIVE if base.state == State.ACTIVE else State.DOESNOTEXIST
     writer = Writer.current()
     begin = base.successor(State.VACUUMING, "vacuum", writer)
@@ -181,7 +182,7 @@ def vacuum_index(spark: Any, name: str) -> LogEntry:
         begin_operation(ctx, base, begin)
         try:
             for version, directory in _version_directories(ctx).items():
-                if version != keep:
+                if version not in keep:
                     ctx.fs.delete(directory)
         except BaseException as exc:
             if final_state == State.ACTIVE:
@@ -341,9 +342,23 @@ def _version_directories(ctx: IndexContext) -> dict[int, str]:
 
 
 def next_data_version(ctx: IndexContext) -> int:
-    """A version no entry of the log and no directory on storage has used, so data is never reused."""
-    used = {e.data_version for e in ctx.log.entries() if e.data_version is not None}
-    used |= set(_version_directories(ctx))
+    """A version no entry of the log and no directory on storage has used, so data is never reused.
+
+    Every build took a version above all earlier ones, so the log is read backwards only to the latest entry
+    that started a build (CREATING, or REFRESHING with another version than the entry before it): its cost is
+    the entries since then, not the index's whole history.
+    """
+    used = set(_version_directories(ctx))
+    later: LogEntry | None = None
+    for entry_id in reversed(ctx.log.ids()):
+        entry = ctx.log.read(entry_id)
+        if later is not None and later.state == State.REFRESHING and later.data_version != entry.data_version:
+            break  # `later` started a build: its version is above every one before it
+        if entry.data_version is not None:
+            used.add(entry.data_version)
+        if entry.state == State.CREATING:
+            break
+        later = entry
     return max(used) + 1 if used else 0
 
 

@@ -63,7 +63,8 @@ class IndexInfo:
     config: BFIndexConfig
     source: Source
     data_version: int
-    data_path: str
+    data_path: str  # the newest data directory of the version
+    data_paths: tuple[str, ...]  # every data directory the version reads, oldest first (docs/refresh.md)
     num_files: int
     num_rows: int | None  # None until a build has completed
     index_bytes: int | None
@@ -98,6 +99,7 @@ def _info(entry: LogEntry, layout: IndexLayout) -> IndexInfo:
         source=entry.source,
         data_version=entry.data_version,
         data_path=layout.data_path(entry.data_version),  # from where the log is, so a moved system path works
+        data_paths=tuple(layout.data_path(v) for v in entry.parts),
         num_files=int(summary.get("num_files", len(entry.source.files))),
         num_rows=summary.get("num_rows"),
         index_bytes=summary.get("index_bytes"),

@@ -53,7 +53,7 @@ class Hyperspace:
             self._indexes_changed()
 
     def vacuum_index(self, name: str) -> None:
-        """Remove a DELETED index's data for good (freeing its name), or an ACTIVE index's old versions."""
+        """Remove a DELETED index's data for good (freeing its name), or directories an ACTIVE one no longer reads."""
         try:
             actions.vacuum_index(self.spark, name)
         finally:

@@ -3,12 +3,15 @@
     <system path>/<index name>/_hsbloom_log/00000000000000000000.json   operation log
     <system path>/<index name>/v__=<N>/files/                          file-level index table
     <system path>/<index name>/v__=<N>/global/                         global filters
+    <system path>/<index name>/v__=<N>/blocks/                         the file filters, block-major
 
 The system path is `spark.hsbloom.system.path`, by default `_hsbloom` under
 `spark.sql.warehouse.dir`: the leading underscore makes Spark's file listing
 skip it, so it can never be mistaken for a table's data. Every build writes a
 new version directory `v__=N`, so the partial data of a crashed build is never
-read or reused; vacuum removes versions the log no longer points at.
+read or reused; an index version may read several of them (`LogEntry.parts`,
+after incremental refreshes: docs/refresh.md); vacuum removes the directories
+the latest ACTIVE entry does not read.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ VERSION_PREFIX = "v__="
 FILES_TABLE = "files"
 GLOBAL_TABLE = "global"
 _VERSION_DIR = re.compile(r"v__=(\d+)")
+# How a data directory is stored, recorded in log entries as `data_layout` (absent: written before it was
+# recorded). 2: file tables with the block-addressable side files (`blocks/`) planning reads. A full refresh
+# rebuilds data of another layout, and an incremental refresh never refers to it (it compacts instead).
+DATA_LAYOUT = 2
 
 
 def system_path(spark: Any) -> str:

@@ -169,11 +169,23 @@ class LogEntry:
     hsbloom_version: str = __version__
     config: BFIndexConfig | None = None
     source: Source | None = None
-    data_version: int | None = None
-    data_path: str | None = None  # qualified path of the data directory, for information
+    data_version: int | None = None  # N of the newest data directory v__=N of the version
+    data_path: str | None = None  # qualified path of that directory, for information
+    # The data directories (by version, oldest first, ending with data_version) that together make up the
+    # index version, when an incremental refresh referred to earlier ones; None: data_version alone.
+    data_parts: tuple[int, ...] | None = None
+    dropped_file_ids: tuple[int, ...] = ()  # file ids of the parts' tables no longer in the version (deleted)
+    data_layout: int | None = None  # how the data is stored (hsbloom.layout.DATA_LAYOUT); None: an older layout
     summary: dict[str, Any] | None = None  # what the build returned
     message: str | None = None  # why a rollback or cancel happened
     pending: PendingChanges | None = None  # source changes a quick refresh recorded, not yet in the data
+
+    @property
+    def parts(self) -> tuple[int, ...]:
+        """The data versions this entry's index version reads, oldest first (one for most versions)."""
+        if self.data_parts:
+            return self.data_parts
+        return () if self.data_version is None else (self.data_version,)
 
     def successor(self, state: State, operation: str, writer: Writer, **changes: Any) -> "LogEntry":
         """The next entry: this one's content with a new id, state, operation, writer and time."""
@@ -203,6 +215,9 @@ class LogEntry:
                 "source": self.source.to_dict() if self.source else None,
                 "data_version": self.data_version,
                 "data_path": self.data_path,
+                "data_parts": list(self.data_parts) if self.data_parts else None,
+                "dropped_file_ids": list(self.dropped_file_ids),
+                "data_layout": self.data_layout,
                 "summary": self.summary,
                 "message": self.message,
                 "pending": self.pending.to_dict() if self.pending else None,
@@ -229,6 +244,9 @@ class LogEntry:
             source=Source.from_dict(data["source"]) if data.get("source") else None,
             data_version=data.get("data_version"),
             data_path=data.get("data_path"),
+            data_parts=tuple(int(v) for v in data["data_parts"]) if data.get("data_parts") else None,
+            dropped_file_ids=tuple(int(i) for i in data.get("dropped_file_ids") or ()),
+            data_layout=data.get("data_layout"),
             summary=data.get("summary"),
             message=data.get("message"),
             pending=PendingChanges.from_dict(data["pending"]) if data.get("pending") else None,

@@ -4,9 +4,11 @@ Three modes (docs/refresh.md):
 
 - full: build every current file into a new data version, as create does;
 - incremental: build only the appended (or changed) files into a new data
-  version, carry the rows of the kept files over from the previous version,
-  and OR the appended files' values into the global filters (whose size does
-  not change, so deleted values stay in them until a full refresh);
+  directory, and make the new version read it together with the previous
+  version's directories, minus the deleted files' ids; the global filters are
+  the OR of the directories' (built at one size, so deleted values stay in them
+  until a full refresh). Past `MAX_DATA_PARTS` directories it compacts instead:
+  the kept rows are copied into one new directory;
 - quick: compare the source and record what changed in the log
   (`PendingChanges`), writing no data. Queries read files the data does not
   hold and never list deleted ones (hybrid scan), so they stay correct.
@@ -26,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from hsbloom.actions import (
     IndexContext,
@@ -41,12 +43,15 @@ from hsbloom.actions import (
 )
 from hsbloom.build import build_index_data
 from hsbloom.errors import IndexStateError
+from hsbloom.layout import DATA_LAYOUT
 from hsbloom.log import LogEntry, PendingChanges, State, Writer, now_ms, running
 from hsbloom.sources import FileFingerprint, Source, SourceFile, resolve_source
 
 _logger = logging.getLogger(__name__)
 
 MODES = ("full", "incremental", "quick")
+# An incremental refresh refers to at most this many data directories; past it, it compacts (docs/refresh.md).
+MAX_DATA_PARTS = 8
 # Written into a summary: files deleted since the global filters were last built whole (their values remain).
 GLOBAL_FILTER_DELETED_FILES = "global_filter_deleted_files"
 
@@ -212,9 +217,10 @@ def _quick(ctx: IndexContext, base: LogEntry, changes: SourceChanges) -> Refresh
     )
 
 
-def _write_log_only(ctx: IndexContext, base: LogEntry, pending: PendingChanges | None) -> LogEntry:
+def _write_log_only(ctx: IndexContext, base: LogEntry, pending: PendingChanges | None, **changes: Any) -> LogEntry:
+    """A refresh whose work is its log entries: `pending` and `changes` (entry fields) on the same data."""
     writer = Writer.current()
-    begin = base.successor(State.REFRESHING, "refresh", writer)
+    begin = base.successor(State.REFRESHING, "refresh", writer, **changes)
     with running(writer.operation_id):
         begin_operation(ctx, base, begin)
         return finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, pending=pending), [])
@@ -232,6 +238,8 @@ def _check_types(name: str, old: Source, current: Source, columns: tuple[str, ..
 
 
 def _incremental(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) -> RefreshResult:
+    """Build the appended files into a new data directory that the new version reads together with the previous
+    version's directories (minus the dropped file ids); or compact, when that would read too many."""
     assert base.source is not None and base.config is not None and base.data_version is not None
     config = base.config
     if changes.is_empty:
@@ -242,56 +250,151 @@ def _incremental(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChan
                              f"index {ctx.name!r}: the source is back to what the index holds")
     _check_types(ctx.name, base.source, changes.current, config.indexed_columns)
 
-    first_id = max((f.file_id for f in base.source.files), default=-1) + 1
+    # New ids above every id the version's directories hold (dropped ones included), so an id names one file.
+    first_id = max((*(f.file_id for f in base.source.files), *base.dropped_file_ids), default=-1) + 1
     appended = tuple(
         SourceFile(first_id + i, f.path, f.size, f.mtime) for i, f in enumerate(sorted(changes.appended, key=lambda f: f.path))
     )
     source = replace(changes.current, files=tuple(sorted(changes.kept + appended, key=lambda f: f.path)))
+    dropped = tuple(sorted(set(base.dropped_file_ids) | {f.file_id for f in changes.deleted}))
+    num_parts = len(base.parts) + (1 if appended else 0)
+    if base.data_layout != DATA_LAYOUT or num_parts > MAX_DATA_PARTS or len(dropped) > len(source.files):
+        return _compact(ctx, base, df, changes, appended, source)
+    if not appended:  # only deletes: the version reads the same directories, with more ids dropped
+        summary = _incremental_summary(base, _referring_totals(ctx, base, None, changes.deleted), None,
+                                       len(source.files), len(changes.deleted), base.summary["index_bytes"])
+        _write_log_only(ctx, base, None, source=source, dropped_file_ids=dropped, summary=summary)
+        return RefreshResult(ctx.name, "incremental", True, 0, len(changes.deleted), base.data_version,
+                             f"index {ctx.name!r}: dropped {len(changes.deleted)} deleted files")
+
+    def referring(data_path: str, description: str) -> dict[str, Any]:
+        built = _build_appended(ctx, base, df, appended, data_path, description)
+        return _incremental_summary(
+            base, _referring_totals(ctx, base, built, changes.deleted), built, len(source.files),
+            len(changes.deleted), base.summary["index_bytes"] + built["index_bytes"],
+        )
+
+    return _write_directory(ctx, base, changes, appended, source, dropped, referring)
+
+
+def _write_directory(
+    ctx: IndexContext,
+    base: LogEntry,
+    changes: SourceChanges,
+    appended: tuple[SourceFile, ...],
+    source: Source,
+    dropped: tuple[int, ...] | None,
+    work: Callable[[str, str], dict[str, Any]],
+) -> RefreshResult:
+    """An incremental refresh that writes a new data directory with `work(data_path, description)` (which returns
+    the summary): a version that also reads `base`'s directories minus `dropped`, or (`dropped` None) a compacted
+    version that reads the new directory alone."""
     version = next_data_version(ctx)
     data_path = ctx.layout.data_path(version)
-    old_path = ctx.layout.data_path(base.data_version)
+    if dropped is None:
+        parts: dict[str, Any] = {"data_parts": None, "dropped_file_ids": (), "data_layout": DATA_LAYOUT}
+    else:
+        parts = {"data_parts": base.parts + (version,), "dropped_file_ids": dropped}
     writer = Writer.current()
     begin = base.successor(
-        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path, pending=None
+        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path, pending=None,
+        **parts,
     )
     description = (
         f"hsbloom: incremental refresh of index '{ctx.name}': {len(appended)} appended and "
         f"{len(changes.deleted)} deleted files ({source.describe()})"
     )
-    spark, jvm = ctx.spark, ctx.spark._jvm
+    with running(writer.operation_id):
+        begin_operation(ctx, base, begin)
+        outcome = "so the previous version stays in use"
+        summary = run_build(ctx, begin, base, description, outcome, lambda: work(data_path, description))
+        finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, summary=summary), [data_path])
+    done = f"built {len(appended)} appended files, dropped {len(changes.deleted)} deleted ones"
+    if dropped is None:
+        done += f", kept {len(changes.kept)}, compacted into data version {version}"
+    else:
+        done += f" (data version {version}; the index reads {len(begin.parts)} data directories)"
+    return RefreshResult(ctx.name, "incremental", True, len(appended), len(changes.deleted), version,
+                         f"index {ctx.name!r}: {done}")
 
-    def build() -> dict[str, Any]:
-        staging = None
-        if appended:
-            staging = f"{data_path}/_appended"
-            blocks = None
-            if config.global_filter:
-                sizes = {c: s["global_filter_bytes"] for c, s in base.summary["columns"].items()}
-                blocks = json.loads(jvm.hsbloom.IndexRefresh.globalFilterBlocks(json.dumps(sizes)))
-            appended_summary = build_index_data(
-                spark, df, appended, list(config.indexed_columns), config.expected_num_items, config.fpp,
-                config.global_filter, staging, description, global_filter_blocks=blocks,
-            )
+
+def _build_appended(
+    ctx: IndexContext, base: LogEntry, df: Any, appended: tuple[SourceFile, ...], data_path: str, description: str
+) -> dict[str, Any]:
+    """Build the appended files into `data_path`, each global filter at the size of the previous version's (so
+    that the filters of every data directory of the version line up and can be OR-ed); returns the summary."""
+    assert base.config is not None and base.summary is not None
+    config = base.config
+    blocks = None
+    if config.global_filter:
+        sizes = {c: s["global_filter_bytes"] for c, s in base.summary["columns"].items()}
+        blocks = json.loads(ctx.spark._jvm.hsbloom.IndexRefresh.globalFilterBlocks(json.dumps(sizes)))
+    built = build_index_data(
+        ctx.spark, df, appended, list(config.indexed_columns), config.expected_num_items, config.fpp,
+        config.global_filter, data_path, description, global_filter_blocks=blocks,
+    )
+    for column in config.indexed_columns if config.global_filter else ():
+        want = base.summary["columns"][column]["global_filter_bytes"]
+        got = built["columns"][column]["global_filter_bytes"]
+        if want != got:
+            raise IndexStateError(f"the appended files' global filter of column {column!r} has {got} bytes, the "
+                                  f"index's has {want}: they cannot be combined; run a full refresh")
+    return built
+
+
+def _referring_totals(
+    ctx: IndexContext, base: LogEntry, built: dict[str, Any] | None, deleted: tuple[SourceFile, ...]
+) -> dict[str, dict[str, int]]:
+    """Per column, the counts of a version that reads `base`'s directories and the appended files' one, without
+    the deleted files: the base summary's, plus the appended build's, minus the deleted files' rows."""
+    assert base.config is not None and base.summary is not None
+    columns = list(base.config.indexed_columns)
+    removed: dict[str, dict[str, int]] = {}
+    if deleted:
+        paths = [ctx.layout.data_path(v) for v in base.parts]
+        with job_group(ctx.spark, job_group_id("refresh", ctx.name), "hsbloom: counting the deleted files' rows",
+                       cancel_on_failure=False):
+            removed = json.loads(ctx.spark._jvm.hsbloom.IndexRefresh.fileStatistics(
+                ctx.spark._jsparkSession, json.dumps(paths), json.dumps(sorted(f.file_id for f in deleted)),
+                json.dumps(columns),
+            ))
+    totals = {}
+    for column in columns:
+        old = base.summary["columns"][column]
+        add = built["columns"][column] if built else {}
+        gone = removed.get(column, {})
+        totals[column] = {
+            "num_rows": old["num_rows"] + add.get("num_rows", 0) - gone.get("num_rows", 0),
+            "num_nulls": old["num_nulls"] + add.get("num_nulls", 0) - gone.get("num_nulls", 0),
+            "ndv_sum": old["ndv"] + add.get("ndv", 0) - gone.get("ndv_sum", 0),  # used without global filters
+            "file_filter_bytes": old["file_filter_bytes"] + add.get("file_filter_bytes", 0)
+            - gone.get("file_filter_bytes", 0),
+        }
+    return totals
+
+
+def _compact(
+    ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges, appended: tuple[SourceFile, ...],
+    source: Source,
+) -> RefreshResult:
+    """An incremental refresh that writes one data directory holding the whole version: the kept rows of the
+    previous version's directories copied, the appended files built, the global filters OR-ed."""
+    assert base.config is not None
+    config, jvm = base.config, ctx.spark._jvm
+
+    def compacting(data_path: str, description: str) -> dict[str, Any]:
+        staging = f"{data_path}/_appended" if appended else None
+        built = _build_appended(ctx, base, df, appended, staging, description) if staging else None
         stats = json.loads(jvm.hsbloom.IndexRefresh.assemble(
-            spark._jsparkSession, old_path, staging, data_path, json.dumps([f.file_id for f in changes.kept]),
-            json.dumps(list(config.indexed_columns)), config.global_filter,
+            ctx.spark._jsparkSession, json.dumps([ctx.layout.data_path(v) for v in base.parts]), staging, data_path,
+            json.dumps([f.file_id for f in changes.kept]), json.dumps(list(config.indexed_columns)),
+            config.global_filter,
         ))
         if staging is not None:
             ctx.fs.delete(staging)
-        return _incremental_summary(
-            base, stats, appended_summary if appended else None, len(source.files), len(changes.deleted),
-            ctx.fs.size(data_path),
-        )
+        return _incremental_summary(base, stats, built, len(source.files), len(changes.deleted), ctx.fs.size(data_path))
 
-    with running(writer.operation_id):
-        begin_operation(ctx, base, begin)
-        summary = run_build(ctx, begin, base, description, "so the previous version stays in use", build)
-        finish_operation(ctx, begin, begin.successor(State.ACTIVE, "refresh", writer, summary=summary), [data_path])
-    return RefreshResult(
-        ctx.name, "incremental", True, len(appended), len(changes.deleted), version,
-        f"index {ctx.name!r}: built {len(appended)} appended files, dropped {len(changes.deleted)} deleted ones, "
-        f"kept {len(changes.kept)} (data version {version})",
-    )
+    return _write_directory(ctx, base, changes, appended, source, None, compacting)
 
 
 def _incremental_summary(
@@ -302,7 +405,8 @@ def _incremental_summary(
     num_deleted: int,
     index_bytes: int,
 ) -> dict[str, Any]:
-    """The new version's summary: counts over its file table; the global filters keep their size, and their
+    """The new version's summary from `stats`, per column the totals over the version's file rows
+    (`num_rows`, `num_nulls`, `ndv_sum`, `file_filter_bytes`); the global filters keep their size, and their
     distinct estimate grows by the appended files' (an upper bound: values may repeat)."""
     assert base.config is not None and base.summary is not None
     columns = {}
@@ -334,7 +438,12 @@ def _incremental_summary(
 
 def _full(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) -> RefreshResult:
     assert base.config is not None and base.summary is not None
-    if changes.is_empty and base.pending is None and not base.summary.get(GLOBAL_FILTER_DELETED_FILES):
+    if (
+        changes.is_empty
+        and base.pending is None
+        and not base.summary.get(GLOBAL_FILTER_DELETED_FILES)
+        and base.data_layout == DATA_LAYOUT
+    ):
         return _nothing_to_do(ctx.name, "full", base, "the source has not changed and the global filters are exact")
     if changes.listed:
         source = changes.current
@@ -344,7 +453,8 @@ def _full(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) ->
     data_path = ctx.layout.data_path(version)
     writer = Writer.current()
     begin = base.successor(
-        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path, pending=None
+        State.REFRESHING, "refresh", writer, source=source, data_version=version, data_path=data_path,
+        data_parts=None, dropped_file_ids=(), data_layout=DATA_LAYOUT, pending=None,
     )
     with running(writer.operation_id):
         begin_operation(ctx, base, begin)

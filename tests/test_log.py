@@ -61,7 +61,8 @@ def test_entry_round_trips_through_plain_json():
     data = json.loads(text)
     assert set(data) == {
         "log_format", "id", "state", "operation", "timestamp_ms", "hsbloom_version", "writer",
-        "config", "source", "data_version", "data_path", "summary", "message", "pending",
+        "config", "source", "data_version", "data_path", "data_parts", "dropped_file_ids", "data_layout", "summary",
+        "message", "pending",
     }
     assert data["pending"] is None
     assert data["source"]["files"][1] == {"id": 1, "path": "file:/data/events/b.parquet", "size": 20, "mtime": 2000}
@@ -74,6 +75,25 @@ def test_entry_round_trips_through_plain_json():
     }
     # Data only: nothing in it names a Python or JVM class.
     assert "hsbloom." not in text and "class" not in text.lower() and "py/" not in text
+
+
+def test_a_version_of_several_data_directories_in_both_readers(spark):
+    """`data_parts` / `dropped_file_ids` as Python and the query side (IndexLog.scala) read them; an entry
+    without them (an older hsbloom's) reads its one data directory."""
+    entry = replace(an_entry(state=State.ACTIVE), data_parts=(1, 3), dropped_file_ids=(4, 0), data_layout=2)
+    assert LogEntry.from_json(entry.to_json()) == entry and entry.parts == (1, 3)
+    parsed = spark._jvm.hsbloom.IndexLog.parse(entry.to_json(), "events_ids")
+    assert parsed.dataParts().mkString(",") == "1,3"
+    assert sorted(int(i) for i in parsed.droppedFileIds().mkString(",").split(",")) == [0, 4]
+    assert "data version 3 in 2 parts" in parsed.describe()
+    old = json.loads(an_entry(state=State.ACTIVE).to_json())
+    for key in ("data_parts", "dropped_file_ids", "data_layout"):
+        del old[key]
+    assert LogEntry.from_json(json.dumps(old)).parts == (3,) and LogEntry.from_json(json.dumps(old)).data_layout is None
+    assert spark._jvm.hsbloom.IndexLog.parse(json.dumps(old), "events_ids").dataParts().mkString(",") == "3"
+    wrong = json.loads(entry.to_json()) | {"data_parts": [3, 1]}  # must end with data_version
+    with pytest.raises(Exception, match="lists data parts 3, 1 that do not end with its data version 3"):
+        spark._jvm.hsbloom.IndexLog.parse(json.dumps(wrong), "events_ids")
 
 
 def test_entry_of_an_unknown_format_or_state_is_refused():
@@ -213,3 +233,24 @@ def test_writer_liveness_is_only_claimed_dead_when_provable():
     assert gone.is_provably_dead()
     assert not Writer(socket.gethostname(), os.getppid(), "op").is_provably_dead()  # alive
     assert not Writer("another-host", int(finished.stdout), "op").is_provably_dead()  # can't tell
+
+
+def test_the_next_data_version_is_above_every_version_the_log_named(spark, system_path):
+    """Read backwards to the latest build: a rolled-back refresh's version is never reused; reads stop there."""
+    from hsbloom.actions import IndexContext, next_data_version
+
+    ctx = IndexContext.open(spark, "history")
+    assert next_data_version(ctx) == 0
+    steps = [(State.CREATING, 5), (State.ACTIVE, 5), (State.REFRESHING, 9), (State.ACTIVE, 5),  # rolled back
+             (State.REFRESHING, 5), (State.ACTIVE, 5), (State.VACUUMING, 5), (State.ACTIVE, 5)]  # quick, vacuum
+    previous = None
+    for n, (state, version) in enumerate(steps):
+        entry = replace(an_entry(n, state), data_version=version)
+        assert ctx.log.append(previous, entry)
+        previous = entry
+    assert next_data_version(ctx) == 10
+    # Entries before the latest build are not read: an unreadable one there changes nothing.
+    (system_path / "history" / "_hsbloom_log" / f"{0:020d}.json").write_text("not json")
+    assert next_data_version(ctx) == 10
+    (system_path / "history" / "v__=12").mkdir()  # a directory on storage counts too
+    assert next_data_version(ctx) == 13

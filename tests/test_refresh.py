@@ -8,12 +8,14 @@ refreshes at once, queries during a refresh, and a refresh killed half-way.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import threading
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
@@ -58,15 +60,27 @@ def log_states(spark, system_path: Path, name: str) -> list[str]:
     return [e.state.value for e in OperationLog(spark, f"file:{system_path}/{name}/_hsbloom_log").entries()]
 
 
-def global_filter(spark, data_path: str, column: str) -> Sbbf:
-    chunks = spark.read.parquet(f"{data_path}/global").where(F.col("column") == column).orderBy("chunk_index").collect()
-    return Sbbf.from_bytes(b"".join(bytes(c.chunk) for c in chunks))
+def global_filter(spark, data_paths: tuple[str, ...], column: str) -> Sbbf:
+    """The global filter of an index version: the OR of its data directories' filters (all of one size)."""
+    blobs = []
+    for path in data_paths:
+        chunks = spark.read.parquet(f"{path}/global").where(F.col("column") == column).orderBy("chunk_index").collect()
+        blobs.append(np.frombuffer(b"".join(bytes(c.chunk) for c in chunks), np.uint8))
+    assert len({len(b) for b in blobs}) == 1, "the data directories' global filters differ in size"
+    return Sbbf.from_bytes(np.bitwise_or.reduce(blobs).tobytes())
 
 
-def file_table(spark, data_path: str) -> dict[str, set[int]]:
-    """Per column, the file ids of the version's file table."""
+def version_rows(spark, system_path: Path, name: str):
+    """The file-table rows of the latest ACTIVE version: its directories' rows minus the dropped ids."""
+    entry = OperationLog(spark, f"file:{system_path}/{name}/_hsbloom_log").latest_stable()
+    paths = [f"file:{system_path}/{name}/v__={v}/files" for v in entry.parts]
+    return spark.read.parquet(*paths).where(~F.col("file_id").isin(list(entry.dropped_file_ids)))
+
+
+def file_table(spark, system_path: Path, name: str) -> dict[str, set[int]]:
+    """Per column, the file ids the latest ACTIVE version holds."""
     found: dict[str, set[int]] = {}
-    for r in spark.read.parquet(f"{data_path}/files").select("column", "file_id").collect():
+    for r in version_rows(spark, system_path, name).select("column", "file_id").collect():
         found.setdefault(r.column, set()).add(r.file_id)
     return found
 
@@ -120,9 +134,10 @@ def test_each_mode_on_a_parquet_directory(spark, system_path, tmp_path):
     assert info.staleness.appended_files_not_indexed == 0 and info.staleness.global_filter_deleted_files == 2
     ids = {f.file_id for f in info.source.files}
     assert len(ids) == 7 and max(ids) >= 6  # appended files got new ids
-    assert file_table(spark, info.data_path) == {"key": ids, "name": ids}
-    old_global = global_filter(spark, first.data_path, "key")
-    new_global = global_filter(spark, info.data_path, "key")
+    assert len(info.data_paths) == 2  # the appended files' directory, and the first one referred to
+    assert file_table(spark, system_path, "events") == {"key": ids, "name": ids}
+    old_global = global_filter(spark, first.data_paths, "key")
+    new_global = global_filter(spark, info.data_paths, "key")
     assert new_global.num_bytes == old_global.num_bytes  # same size: OR-ed
     assert new_global.check(pa.array([1000, 1099, 5000, 5002, 0, 299], pa.int64())).all()
     same_answers(spark, read(), keys)
@@ -162,6 +177,162 @@ def test_refresh_errors(spark, system_path, tmp_path):
         hs.refresh_index("typed", "quick")
 
 
+# --- Versions made of several data directories ----------------------------------------------
+
+
+def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_path, tmp_path, monkeypatch):
+    """Incremental refreshes one after another: each version reads the earlier data directories plus one new
+    one (minus the deleted files); pruning, join filters, vacuum and statistics follow; past the part limit
+    a refresh compacts."""
+    from hsbloom import refresh
+
+    directory = tmp_path / "parts"
+    rows(spark, 0, 4).write.parquet(str(directory))  # keys 0..199; generation g appends keys 1000 g ...
+    read = lambda: spark.read.parquet(str(directory))  # noqa: E731
+    probe = str(tmp_path / "probe")
+    spark.range(0, 4100, 7).select(F.col("id").alias("key"), (F.col("id") * 10).alias("pid")).repartition(2) \
+        .write.parquet(probe)
+    hs = Hyperspace(spark)
+    hs.create_index(read(), BFIndexConfig("parts", ["key", "name"]))
+    originals = sorted(directory.glob("part-*.parquet"))
+
+    def generation(g: int) -> Path:
+        before = set(directory.glob("part-*.parquet"))
+        rows(spark, 1000 * g, 1).write.mode("append").parquet(str(directory))
+        (added,) = set(directory.glob("part-*.parquet")) - before
+        return added
+
+    def check(parts: int, held: list[int], gone: list[int]) -> None:
+        info = hs.index("parts")
+        assert len(info.data_paths) == parts
+        assert info.num_files == len(list(directory.glob("part-*.parquet")))
+        assert info.num_rows == read().count() == info.columns[0].num_rows
+        counted = {r.column: (r.rows, r.nulls, r.filter_bytes) for r in version_rows(spark, system_path, "parts")
+                   .groupBy("column").agg(F.sum("num_rows").alias("rows"), F.sum("num_nulls").alias("nulls"),
+                                          F.sum(F.length("filter")).alias("filter_bytes")).collect()}
+        assert {c.column: (c.num_rows, c.num_nulls, c.file_filter_bytes) for c in info.columns} == counted
+        same_answers(spark, read(), held + gone)
+        hsbloom.enable(spark)
+        for key in held:
+            assert files_read(read().where(f"key = {key}")) == 1, key
+        for key in gone:
+            assert files_read(read().where(f"key = {key}")) == 0, key
+        hsbloom.disable(spark)
+
+    first = generation(1)
+    assert hs.refresh_index("parts", "incremental").appended_files == 1
+    check(2, [1000, 1049, 10, 199], [2000])
+    originals[0].unlink()  # keys 0..49
+    generation(2)
+    result = hs.refresh_index("parts", "incremental")
+    assert (result.appended_files, result.deleted_files) == (1, 1)
+    check(3, [2000, 1000, 60], [10, 3000])
+    first.unlink()
+    result = hs.refresh_index("parts", "incremental")  # deletes only: the same directories, one more id dropped
+    assert (result.refreshed, result.deleted_files, result.data_version) == (True, 1, hs.index("parts").data_version)
+    check(3, [2000, 60], [10, 1000])
+    ids = {f.file_id for f in hs.index("parts").source.files}
+    assert len(ids) == 4 and file_table(spark, system_path, "parts") == {"key": ids, "name": ids}
+    assert hs.index("parts").staleness.global_filter_deleted_files == 2
+
+    # Joins: the global filter of the version is the OR of its directories' (keys of every part join).
+    saved = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        joined = lambda: spark.read.parquet(probe).join(read(), "key").select("pid", "id")  # noqa: E731
+        small = lambda: read().join(spark.read.parquet(probe).where("pid IN (630, 20020)"), "key")  # noqa: E731
+        for query in (joined, small):
+            hsbloom.enable(spark)
+            on = sorted(query().collect())
+            hsbloom.disable(spark)
+            assert on == sorted(query().collect()) and on
+        hsbloom.enable(spark)
+        assert "may be a key of the global filter of parts.key" in _explain(joined())
+        assert files_read(small()) == 2 + 2  # the two files holding keys 63 and 2002, and the probe's two
+        hsbloom.disable(spark)
+        assert files_read(small()) == 4 + 2
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", saved)
+
+    versions = lambda: sorted(p.name for p in (system_path / "parts").glob("v__=*"))  # noqa: E731
+    assert versions() == ["v__=0", "v__=1", "v__=2"]
+    hs.vacuum_index("parts")  # every directory is still read
+    assert versions() == ["v__=0", "v__=1", "v__=2"]
+    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    check(3, [2000, 60], [10, 1000])
+
+    monkeypatch.setattr(refresh, "MAX_DATA_PARTS", 3)
+    generation(3)
+    result = hs.refresh_index("parts", "incremental")
+    assert "compacted into data version 3" in result.message
+    check(1, [3000, 2000, 60], [10, 1000])
+    ids = {f.file_id for f in hs.index("parts").source.files}
+    assert file_table(spark, system_path, "parts") == {"key": ids, "name": ids}
+    assert global_filter(spark, hs.index("parts").data_paths, "key").check(
+        pa.array([3000, 2049, 50, 199], pa.int64())).all()
+    hs.vacuum_index("parts")  # nothing reads the earlier directories now
+    assert versions() == ["v__=3"]
+    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    check(1, [3000, 60], [10])
+
+
+def test_global_filters_of_data_directories_that_do_not_line_up_are_refused(spark, tmp_path):
+    """A version's global filter is the OR of its directories' filters, only when all have the recorded size."""
+    from hsbloom.build import build_index_data
+    from hsbloom.sources import resolve_source
+
+    rows(spark, 0, 1).write.parquet(str(tmp_path / "one"))
+    df = spark.read.parquet(str(tmp_path / "one"))
+    source, _ = resolve_source(spark, df, ["key"])
+    jvm = spark._jvm
+    paths = jvm.java.util.ArrayList()
+    sizes = []
+    for n, blocks in enumerate((256, 256, 512)):
+        path = f"file:{tmp_path}/v__={n}"
+        summary = build_index_data(spark, df, source.files, ["key"], None, 0.01, True, path, "test",
+                                   global_filter_blocks={"key": blocks})
+        paths.add(path)
+        sizes.append(summary["columns"]["key"]["global_filter_bytes"])
+
+    def load(count: int):
+        parts = jvm.scala.jdk.javaapi.CollectionConverters.asScala(paths.subList(0, count)).toSeq()
+        return jvm.hsbloom.GlobalFilter.load(jvm.hsbloom.GlobalFilterRef(parts, "key", "t", sizes[0]))
+
+    assert load(2).numBytes() == 256 * 32  # two of one size: OR-ed
+    with pytest.raises(Exception, match=f"has {sizes[2]} bytes, not the {sizes[0]} its log entry records"):
+        load(3)
+
+
+def _explain(df) -> str:
+    from hsbloom.explain import explain_string
+
+    return explain_string(df)
+
+
+def test_a_full_refresh_rebuilds_data_of_an_older_layout(spark, system_path, growing):
+    """Entries written before the data layout was recorded: planning may not be able to use their data."""
+    hs = Hyperspace(spark)
+    hs.create_index(spark.read.parquet(str(growing)), BFIndexConfig("layout", ["key"]))
+    assert not hs.refresh_index("layout", "full").refreshed
+
+    def as_an_older_hsbloom_wrote_it() -> None:
+        entry_file = max((system_path / "layout" / "_hsbloom_log").glob("*.json"))
+        entry = json.loads(entry_file.read_text())
+        assert entry["data_layout"] == 2
+        del entry["data_layout"], entry["data_parts"], entry["dropped_file_ids"]
+        entry_file.write_text(json.dumps(entry))
+
+    as_an_older_hsbloom_wrote_it()
+    rows(spark, 1000, 1).write.mode("append").parquet(str(growing))
+    result = hs.refresh_index("layout", "incremental")  # never refers to data of another layout
+    assert "compacted into data version 1" in result.message and len(hs.index("layout").data_paths) == 1
+    as_an_older_hsbloom_wrote_it()
+    result = hs.refresh_index("layout", "full")  # the source has not changed, but the layout has
+    assert result.refreshed and result.data_version == 2
+    assert not hs.refresh_index("layout", "full").refreshed
+    same_answers(spark, spark.read.parquet(str(growing)), [0, 150, 1000, 1049])
+
+
 # --- Delta tables --------------------------------------------------------------------------
 
 
@@ -197,7 +368,10 @@ def test_each_mode_on_a_delta_table_through_its_operations(spark, system_path, t
         ("optimize", lambda: sql("OPTIMIZE {t}")),
         ("overwrite", lambda: rows(spark, 3000, 3).write.format("delta").mode("overwrite").save(table)),
     ]
-    modes = ["quick", "incremental", "full"]
+    modes = ["quick", "incremental", "incremental"]
+    # Data directories the version reads after each operation: the incremental refreshes refer to earlier
+    # data until OPTIMIZE drops more files than the table keeps, which compacts.
+    parts = {"append": 2, "update": 3, "merge": 4, "optimize": 1, "overwrite": 2}
     for step, (operation, run) in enumerate(operations):
         before = version()
         run()
@@ -218,6 +392,7 @@ def test_each_mode_on_a_delta_table_through_its_operations(spark, system_path, t
             result = hs.refresh_index("lake", "incremental")
             info = hs.index("lake")
         assert info.source.delta_version == after and info.staleness.appended_files_not_indexed == 0, operation
+        assert len(info.data_paths) == parts[operation], (operation, info.data_paths)
         check(before)
         hsbloom.enable(spark)
         live = [r.key for r in latest().select("key").collect()]
@@ -304,7 +479,7 @@ def test_a_refresh_killed_half_way_leaves_the_previous_version_in_use(spark, sys
         writer.wait()
     try:
         assert log_states(spark, system_path, "killed") == ["CREATING", "ACTIVE", "REFRESHING"]
-        assert (system_path / "killed" / "v__=1" / "_appended" / "files").is_dir()  # the half-written version
+        assert (system_path / "killed" / "v__=1" / "files").is_dir()  # the half-written version
         hs._indexes_changed()
         info = hs.index("killed")  # the REFRESHING entry, but queries use the ACTIVE one before it
         log = OperationLog(spark, f"file:{system_path}/killed/_hsbloom_log")

@@ -17,9 +17,11 @@ import org.slf4j.LoggerFactory
  * One column's global filter of one index version: where it lives, not its
  * bytes. An injected join filter carries this (a few hundred bytes in the plan)
  * and each executor JVM loads the filter once, from the index's data
- * directory, through the Hadoop FileSystem (docs/joins.md).
+ * directories, through the Hadoop FileSystem (docs/joins.md). A version made
+ * of several data directories (docs/refresh.md) has one filter per directory,
+ * all of one size; the version's filter is their OR.
  */
-final case class GlobalFilterRef(dataPath: String, column: String, indexName: String, filterBytes: Long) {
+final case class GlobalFilterRef(dataPaths: Seq[String], column: String, indexName: String, filterBytes: Long) {
   def describe: String = s"global filter of $indexName.$column ($filterBytes bytes)"
 }
 
@@ -60,8 +62,7 @@ object GlobalFilter {
       loaded.get(ref, new Callable[Loaded] {
         override def call(): Loaded = {
           val started = System.nanoTime()
-          val bytes = IndexTables.readGlobalFilter(ref.dataPath, ref.column, hadoopConf())
-          val header = Sbbf.parseHeader(bytes)
+          val (bytes, header) = combined(ref, hadoopConf())
           log.info(f"hsbloom: loaded the ${ref.describe} in ${(System.nanoTime() - started) / 1e6}%.1f ms")
           Loaded(bytes, header.headerLength, header.numBytes)
         }
@@ -70,6 +71,31 @@ object GlobalFilter {
       case e @ (_: java.util.concurrent.ExecutionException |
                 _: com.google.common.util.concurrent.UncheckedExecutionException) if e.getCause != null => throw e.getCause
     }
+
+  /**
+   * The OR of the column's filters in `ref`'s data directories, with its
+   * header. Throws unless every one parses and has the size the log recorded
+   * (`filterBytes`): filters that do not line up are never mixed.
+   */
+  private def combined(ref: GlobalFilterRef, conf: Configuration): (Array[Byte], Sbbf.Header) = {
+    val filters = ref.dataPaths.map(p => p -> IndexTables.readGlobalFilter(p, ref.column, conf))
+    val checked = filters.map { case (path, bytes) =>
+      val header = Sbbf.parseHeader(bytes)
+      if (bytes.length.toLong != ref.filterBytes) {
+        throw new IllegalStateException(s"the ${ref.describe} in $path has ${bytes.length} bytes, not the " +
+          s"${ref.filterBytes} its log entry records; the index's data directories do not line up")
+      }
+      (bytes, header)
+    }
+    val (result, header) = checked.head
+    checked.tail.foreach { case (bytes, h) =>
+      require(h.headerLength == header.headerLength && h.numBytes == header.numBytes,
+        s"the ${ref.describe}: filters of different shapes in ${ref.dataPaths.mkString(", ")}")
+      var i = header.headerLength
+      while (i < result.length) { result(i) = (result(i) | bytes(i)).toByte; i += 1 }
+    }
+    (result, header)
+  }
 
   /** Hadoop settings as this JVM's Spark configuration gives them (`spark.hadoop.*`). */
   private def hadoopConf(): Configuration = {

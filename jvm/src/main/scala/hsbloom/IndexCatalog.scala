@@ -47,14 +47,24 @@ object IndexCatalog {
 
   private val log = LoggerFactory.getLogger(getClass)
 
-  /** An ACTIVE index version whose relation matched, with the column types it was built for. */
-  final case class ActiveIndex(entry: IndexLog.Entry, dataPath: String)
+  /**
+   * An ACTIVE index version: its log entry and the data directories it reads,
+   * oldest first (several after incremental refreshes that referred to earlier
+   * versions' data instead of copying it; docs/refresh.md).
+   */
+  final case class ActiveIndex(entry: IndexLog.Entry, dataPaths: Seq[String]) {
+    /** What identifies the version's data: its directories and the file ids dropped from their tables. */
+    def dataKey: DataKey = DataKey(dataPaths, entry.droppedFileIds)
+  }
+
+  /** The data of an index version (directories are written once, so this never names two contents). */
+  final case class DataKey(dataPaths: Seq[String], droppedFileIds: Set[Long])
 
   private final case class Listing(at: Long, indexes: Seq[ActiveIndex])
   private val listings = new java.util.concurrent.ConcurrentHashMap[String, Listing]()
 
-  @volatile private var dataCache: Cache[String, IndexData] = _
-  @volatile private var failures: Cache[String, String] = _
+  @volatile private var dataCache: Cache[DataKey, IndexData] = _
+  @volatile private var failures: Cache[DataKey, String] = _
 
   /** Forgets which indexes are ACTIVE (and failed loads), so the next query reads the logs again. */
   def invalidate(): Unit = {
@@ -106,9 +116,12 @@ object IndexCatalog {
     dirs.sortBy(_.getName).flatMap { dir =>
       try {
         IndexLog.latestStable(dir, conf).filter(_.state == "ACTIVE").flatMap { e =>
-          e.dataPath.map(p => ActiveIndex(e, p)).orElse {
-            log.warn(s"hsbloom: index ${e.describe} is ACTIVE but its log entry has no data_path; not used")
+          if (e.dataParts.isEmpty) {
+            log.warn(s"hsbloom: index ${e.describe} is ACTIVE but its log entry has no data_version; not used")
             None
+          } else {
+            // From where the log is (not the recorded data_path), so a moved system path still works.
+            Some(ActiveIndex(e, e.dataParts.map(v => IndexLog.dataDirectory(dir, v).toString)))
           }
         }
       } catch {
@@ -168,20 +181,22 @@ object IndexCatalog {
   }
 
   /**
-   * The loaded file-level table of an index version. Throws when it cannot be
+   * The loaded file-level tables of an index version (the union of its parts'
+   * tables without the dropped file ids). Throws when it cannot be
    * read; a version that failed is not tried again within the refresh interval.
    */
   def indexData(spark: SparkSession, index: ActiveIndex): IndexData = {
     ensureCaches(spark)
-    Option(failures.getIfPresent(index.dataPath)).foreach { reason =>
+    Option(failures.getIfPresent(index.dataKey)).foreach { reason =>
       throw new IllegalStateException(s"index ${index.entry.describe} failed to load recently: $reason")
     }
     try {
-      dataCache.get(index.dataPath, new Callable[IndexData] {
+      dataCache.get(index.dataKey, new Callable[IndexData] {
         override def call(): IndexData = {
           val started = System.nanoTime()
           val blockBytes = spark.conf.getOption(CacheBlockBytesConf).map(_.toLong).getOrElse(DefaultCacheBlockBytes)
-          val data = IndexData.load(index.dataPath, spark.sessionState.newHadoopConf(), blockBytes)
+          val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, spark.sessionState.newHadoopConf(),
+            blockBytes)
           log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
             f"${(System.nanoTime() - started) / 1e6}%.1f ms")
           if (data.corruptFilters > 0) {
@@ -195,7 +210,7 @@ object IndexCatalog {
       case NonFatal(e) =>
         val cause = Option(e.getCause).filter(_ => e.isInstanceOf[java.util.concurrent.ExecutionException] ||
           e.isInstanceOf[com.google.common.util.concurrent.UncheckedExecutionException]).getOrElse(e)
-        failures.put(index.dataPath, cause.toString)
+        failures.put(index.dataKey, cause.toString)
         throw cause
     }
   }
@@ -205,13 +220,13 @@ object IndexCatalog {
       val maxBytes = spark.conf.getOption(CacheMaxBytesConf).map(_.toLong).getOrElse(DefaultCacheMaxBytes)
       dataCache = CacheBuilder.newBuilder()
         .maximumWeight(maxBytes)
-        .weigher(new Weigher[String, IndexData] {
-          override def weigh(k: String, v: IndexData): Int = math.min(v.bytes, Int.MaxValue).toInt
+        .weigher(new Weigher[DataKey, IndexData] {
+          override def weigh(k: DataKey, v: IndexData): Int = math.min(v.bytes, Int.MaxValue).toInt
         })
-        .build[String, IndexData]()
+        .build[DataKey, IndexData]()
       val ttl = spark.conf.getOption(RefreshIntervalConf).map(_.toLong).getOrElse(DefaultRefreshIntervalMs)
       failures = CacheBuilder.newBuilder().expireAfterWrite(java.time.Duration.ofMillis(math.max(ttl, 1L)))
-        .build[String, String]()
+        .build[DataKey, String]()
     }
   }
 }

@@ -13,17 +13,18 @@ import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.schema.MessageType
 
 /**
- * The file-level index table of one index version (`<data>/files/`, see
- * docs/build.md) as query planning needs it: per source file its fingerprint
- * (size, modification time) and per indexed column its counts and where its
- * filter's blocks are (`FilterBlocks`).
+ * The file-level index tables of one index version (`<data>/files/` of each
+ * of its data directories, see docs/build.md and docs/refresh.md) as query
+ * planning needs them: per source file its fingerprint (size, modification
+ * time) and per indexed column its counts and where its filter's blocks are
+ * (`FilterBlocks`).
  *
  * Loading reads only the small columns, never the filters, so it costs the
  * number of files, not the filters' bytes. A probe then reads the one 32-byte
  * block it needs, together with the same block of the other filters of its
  * group, once; later probes of that block are memory reads (docs/pruning.md).
  */
-final class IndexData private (val dataPath: String, files: Map[String, IndexData.IndexedFile], val bytes: Long,
+final class IndexData private (val dataPaths: Seq[String], files: Map[String, IndexData.IndexedFile], val bytes: Long,
     val corruptFilters: Int) {
 
   def numFiles: Int = files.size
@@ -58,8 +59,8 @@ object IndexData {
   final case class IndexedFile(size: Long, mtime: Long, columns: Map[String, ColumnEntry])
 
   /** The columns planning reads; the `filter` column itself is never read. */
-  private val ProjectedColumns = Seq("file_path", "file_size", "file_mtime", "column", "num_rows", "num_nulls",
-    "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes")
+  private val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
+    "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes")
 
   /** `ProjectedColumns` as `part` stores them (a missing one fails here, naming it). */
   private def projection(part: Path, conf: Configuration): MessageType = {
@@ -75,57 +76,65 @@ object IndexData {
   }
 
   /**
-   * Reads the small columns of `<dataPath>/files` through the Hadoop
-   * FileSystem with parquet-java, on the driver (no Spark job inside query
-   * planning). Throws when the table is missing or unreadable (or was written
-   * without block addresses); a filter that did not parse when the version was
-   * written has no blocks, and its file is always read.
+   * Reads the small columns of `<part>/files` of each of `dataPaths` (the
+   * version's data directories, oldest first) through the Hadoop FileSystem
+   * with parquet-java, on the driver (no Spark job inside query planning),
+   * leaving out the rows of `droppedFileIds` (files an incremental refresh
+   * dropped after that part was written). Throws when a table is missing or
+   * unreadable (or was written without block addresses), or when two rows
+   * disagree on a file's fingerprint; a filter that did not parse when the
+   * version was written has no blocks, and its file is always read.
    */
-  def load(dataPath: String, conf: Configuration, maxCachedBlockBytes: Long): IndexData = {
-    val table = new Path(IndexTables.filesPath(dataPath))
-    val blocksDir = new Path(IndexTables.blocksPath(dataPath))
-    val fs = table.getFileSystem(conf)
-    val parts = fs.listStatus(table).filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
-      !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
+  def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, maxCachedBlockBytes: Long): IndexData = {
     val reader = new FilterBlocks.Reader(conf, maxCachedBlockBytes)
-    // Every part is written by IndexTables.writeFileTable, so one footer gives the projection for all.
-    val readConf = new Configuration(conf)
-    parts.headOption.foreach(first => readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(first, conf).toString))
-    val groups = mutable.HashMap[String, FilterBlocks.Group]()
+    val groups = mutable.HashMap[(Path, Long), FilterBlocks.Group]()
     val byFile = mutable.HashMap[String, (Long, Long, mutable.HashMap[String, ColumnEntry])]()
     val keys = mutable.HashMap[String, String]()
     var bytes = 0L
     var corrupt = 0
-    parts.foreach { part =>
-      val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
-      try {
-        var row: Group = rows.read()
-        while (row != null) {
-          val path = row.getString("file_path", 0)
-          val size = row.getLong("file_size", 0)
-          val mtime = row.getLong("file_mtime", 0)
-          val column = row.getString("column", 0)
-          val count = row.getInteger("blocks_count", 0)
-          val member = if (count == 0) { corrupt += 1; None } else {
-            val file = row.getString("blocks_file", 0)
-            val offset = row.getLong("blocks_offset", 0)
-            val group = groups.getOrElseUpdate(s"$offset@$file",
-              FilterBlocks.Group(groups.size, new Path(blocksDir, file), offset, count, row.getInteger("bitset_bytes", 0)))
-            Some(FilterBlocks.Member(group, row.getInteger("blocks_position", 0)))
+    dataPaths.foreach { dataPath =>
+      val table = new Path(IndexTables.filesPath(dataPath))
+      val blocksDir = new Path(IndexTables.blocksPath(dataPath))
+      val fs = table.getFileSystem(conf)
+      val parts = fs.listStatus(table).filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
+        !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
+      // Every part is written by IndexTables.writeFileTable, so one footer gives the projection for all.
+      val readConf = new Configuration(conf)
+      parts.headOption.foreach(first => readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(first, conf).toString))
+      parts.foreach { part =>
+        val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
+        try {
+          var row: Group = rows.read()
+          while (row != null) {
+            if (!droppedFileIds.contains(row.getLong("file_id", 0))) {
+              val path = row.getString("file_path", 0)
+              val size = row.getLong("file_size", 0)
+              val mtime = row.getLong("file_mtime", 0)
+              val column = row.getString("column", 0)
+              val count = row.getInteger("blocks_count", 0)
+              val member = if (count == 0) { corrupt += 1; None } else {
+                val file = new Path(blocksDir, row.getString("blocks_file", 0))
+                val offset = row.getLong("blocks_offset", 0)
+                val group = groups.getOrElseUpdate((file, offset),
+                  FilterBlocks.Group(groups.size, file, offset, count, row.getInteger("bitset_bytes", 0)))
+                Some(FilterBlocks.Member(group, row.getInteger("blocks_position", 0)))
+              }
+              val entry = ColumnEntry(row.getLong("num_rows", 0), row.getLong("num_nulls", 0), member, reader)
+              val key = keys.getOrElseUpdate(path, IndexBuild.listedFileKey(path)) // one parse per file, not per column
+              val (s, m, columns) = byFile.getOrElseUpdate(key, (size, mtime, mutable.HashMap()))
+              if (s != size || m != mtime) {
+                throw new IllegalStateException(s"index tables of ${dataPaths.mkString(", ")} list $path twice with " +
+                  "different fingerprints")
+              }
+              columns(column) = entry
+              bytes += path.length * 2 + 160
+            }
+            row = rows.read()
           }
-          val entry = ColumnEntry(row.getLong("num_rows", 0), row.getLong("num_nulls", 0), member, reader)
-          val key = keys.getOrElseUpdate(path, IndexBuild.listedFileKey(path)) // one parse per file, not per column
-          val (s, m, columns) = byFile.getOrElseUpdate(key, (size, mtime, mutable.HashMap()))
-          if (s != size || m != mtime) {
-            throw new IllegalStateException(s"index table $table lists $path twice with different fingerprints")
-          }
-          columns(column) = entry
-          bytes += path.length * 2 + 160
-          row = rows.read()
-        }
-      } finally rows.close()
+        } finally rows.close()
+      }
     }
     val files = byFile.iterator.map { case (k, (s, m, cols)) => k -> IndexedFile(s, m, cols.toMap) }.toMap
-    new IndexData(dataPath, files, bytes, corrupt)
+    new IndexData(dataPaths, files, bytes, corrupt)
   }
 }

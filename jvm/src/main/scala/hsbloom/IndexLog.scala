@@ -40,9 +40,17 @@ object IndexLog {
       schema: Map[String, String],
       dataVersion: Option[Long],
       dataPath: Option[String],
-      columnSummaries: Map[String, IndexLog.ColumnSummary] = Map.empty) {
-    def describe: String = s"$indexName (log entry $id${dataVersion.map(v => s", data version $v").getOrElse("")})"
+      columnSummaries: Map[String, IndexLog.ColumnSummary] = Map.empty,
+      dataParts: Seq[Long] = Nil,
+      droppedFileIds: Set[Long] = Set.empty) {
+    def describe: String = {
+      val parts = if (dataParts.size > 1) s" in ${dataParts.size} parts" else ""
+      s"$indexName (log entry $id${dataVersion.map(v => s", data version $v$parts").getOrElse("")})"
+    }
   }
+
+  /** The data directory `v__=N` of data version `version` of the index at `indexPath`. */
+  def dataDirectory(indexPath: Path, version: Long): Path = new Path(indexPath, s"v__=$version")
 
   /** What the build counted for one indexed column (`summary.columns.<c>` of the entry). */
   final case class ColumnSummary(numRows: Long, numNulls: Long, ndv: Long, globalFilterBytes: Long)
@@ -100,6 +108,14 @@ object IndexLog {
     def strings(node: Option[JsonNode]): Seq[String] = node.map(_.elements.asScala.map(_.asText).toSeq).getOrElse(Nil)
     def stringMap(node: Option[JsonNode]): Map[String, String] =
       node.map(_.properties.asScala.map(e => e.getKey -> e.getValue.asText).toMap).getOrElse(Map.empty)
+    val dataVersion = opt(root, "data_version").map(_.asLong)
+    // A version made of several data directories (an incremental refresh referring to earlier ones): oldest first,
+    // ending with data_version. Absent (entries before hsbloom referred to parts): data_version alone.
+    val dataParts = opt(root, "data_parts").map(_.elements.asScala.map(_.asLong).toSeq).getOrElse(dataVersion.toSeq)
+    if (dataParts.nonEmpty && (dataParts.lastOption != dataVersion || dataParts.distinct.size != dataParts.size)) {
+      throw new IllegalArgumentException(s"log entry of index '$indexName' lists data parts " +
+        s"${dataParts.mkString(", ")} that do not end with its data version ${dataVersion.getOrElse("(none)")}")
+    }
     Entry(
       indexName = config.flatMap(opt(_, "index_name")).map(_.asText).getOrElse(indexName),
       id = req(root, "id").asLong,
@@ -112,12 +128,14 @@ object IndexLog {
       table = source.flatMap(opt(_, "table")).map(_.asText),
       deltaVersion = source.flatMap(opt(_, "delta_version")).map(_.asLong),
       schema = stringMap(source.flatMap(opt(_, "schema"))),
-      dataVersion = opt(root, "data_version").map(_.asLong),
+      dataVersion = dataVersion,
       dataPath = opt(root, "data_path").map(_.asText),
       columnSummaries = opt(root, "summary").flatMap(opt(_, "columns")).map(_.properties.asScala.map { e =>
         val c = e.getValue
         def count(name: String): Long = opt(c, name).map(_.asLong).getOrElse(-1L)
         e.getKey -> ColumnSummary(count("num_rows"), count("num_nulls"), count("ndv"), count("global_filter_bytes"))
-      }.toMap).getOrElse(Map.empty))
+      }.toMap).getOrElse(Map.empty),
+      dataParts = dataParts,
+      droppedFileIds = opt(root, "dropped_file_ids").map(_.elements.asScala.map(_.asLong).toSet).getOrElse(Set.empty))
   }
 }

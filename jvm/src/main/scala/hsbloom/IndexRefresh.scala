@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{Observation, Row, SparkSession}
-import org.apache.spark.sql.functions.{broadcast, coalesce, col, input_file_name, length, lit, sum, when}
+import org.apache.spark.sql.functions.{broadcast, coalesce, col, count, input_file_name, length, lit, sum, when}
 import org.apache.spark.sql.types.{LongType, StructType}
 
 /**
@@ -17,9 +17,12 @@ import org.apache.spark.sql.types.{LongType, StructType}
  *    two table versions, read from the commit files of `_delta_log`;
  *  - `globalFilterBlocks`: the global filters' sizes in blocks, so the
  *    appended files' values can be built at the same sizes;
- *  - `assemble`: the new version's tables: the kept rows of the previous
- *    version plus the appended files' rows, and each global filter OR-ed with
- *    the appended files' filter.
+ *  - `fileStatistics`: the counts of some files' rows in a version's tables
+ *    (to take dropped files out of the summary of a version that refers to
+ *    earlier data directories);
+ *  - `assemble`: a compacted version: the kept rows of the previous version's
+ *    data directories plus the appended files' rows, and each global filter
+ *    the OR of theirs.
  *
  * Tables are read and written only through `IndexTables`.
  */
@@ -103,18 +106,54 @@ object IndexRefresh {
   }
 
   /**
-   * Writes the version at `newPath`: the rows of `oldPath`'s file table whose
-   * file ids are in `keptIdsJson`, the rows built for the appended files at
-   * `appendedPath` (null: no file was appended), and (with `withGlobal`) each global filter of `oldPath`
-   * OR-ed chunk by chunk with the one at `appendedPath` (built at the same
-   * size, so their chunks line up). Returns per column of `columnsJson`, over
-   * the new file table, `{num_rows, num_nulls, ndv_sum, file_filter_bytes, num_files}` as JSON.
+   * Per column of `columnsJson`, the sums over the rows of the files
+   * `fileIdsJson` in the file tables of `dataPathsJson`: `{num_rows, num_nulls,
+   * ndv_sum, file_filter_bytes, num_files}` as JSON. Reads only small columns.
    */
-  def assemble(spark: SparkSession, oldPath: String, appendedPath: String, newPath: String, keptIdsJson: String,
+  def fileStatistics(spark: SparkSession, dataPathsJson: String, fileIdsJson: String, columnsJson: String): String = {
+    val ids = mapper.readValue(fileIdsJson, classOf[Array[Long]]).toSeq
+    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
+    val sums = IndexTables.readStoredFileTables(spark, mapper.readValue(dataPathsJson, classOf[Array[String]]).toSeq)
+      .where(col("file_id").isin(ids: _*))
+      .groupBy("column", "bitset_bytes")
+      .agg(sum("num_rows"), sum("num_nulls"), sum("ndv"), count(lit(1)))
+      .collect()
+    val out = new java.util.LinkedHashMap[String, Any]()
+    columns.foreach { c =>
+      val rows = sums.filter(_.getString(0) == c)
+      // The stored filter is the Parquet header for its bitset size, then the bitset (none when it did not parse).
+      val filterBytes = rows.map { r =>
+        val bitset = r.getInt(1)
+        r.getLong(5) * (if (bitset == 0) 0L else Sbbf.header(bitset).length.toLong + bitset)
+      }.sum
+      val m = new java.util.LinkedHashMap[String, Any]()
+      m.put("num_rows", rows.map(_.getLong(2)).sum)
+      m.put("num_nulls", rows.map(_.getLong(3)).sum)
+      m.put("ndv_sum", rows.map(_.getLong(4)).sum)
+      m.put("file_filter_bytes", filterBytes)
+      m.put("num_files", rows.map(_.getLong(5)).sum)
+      out.put(c, m)
+    }
+    mapper.writeValueAsString(out)
+  }
+
+  /**
+   * Writes a compacted version at `newPath`: the rows of the file tables of
+   * `oldPathsJson` (the previous version's data directories) whose file ids are
+   * in `keptIdsJson`, the rows built for the appended files at `appendedPath`
+   * (null: no file was appended), and (with `withGlobal`) each global filter
+   * as the OR of the filters of all those directories, chunk by chunk (all
+   * built at one size, so their chunks line up). Returns per column of
+   * `columnsJson`, over the new file table,
+   * `{num_rows, num_nulls, ndv_sum, file_filter_bytes, num_files}` as JSON.
+   */
+  def assemble(spark: SparkSession, oldPathsJson: String, appendedPath: String, newPath: String, keptIdsJson: String,
       columnsJson: String, withGlobal: Boolean): String = {
+    val oldPaths = mapper.readValue(oldPathsJson, classOf[Array[String]]).toSeq
     val keptIds = mapper.readValue(keptIdsJson, classOf[Array[Long]]).toSeq.map(id => Row(id))
     val kept = spark.createDataFrame(keptIds.asJava, new StructType().add("file_id", LongType, nullable = false))
-    val carried = IndexTables.readFileTable(spark, oldPath).join(broadcast(kept), "file_id")
+    // File ids are unique across a version's directories (docs/refresh.md), so the kept ids pick each row once.
+    val carried = IndexTables.readFileTables(spark, oldPaths).join(broadcast(kept), "file_id")
     val appended = Option(appendedPath).map(IndexTables.readFileTable(spark, _))
     // The statistics are observed while the table is written: no second pass over it.
     val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
@@ -126,10 +165,7 @@ object IndexRefresh {
     val rows = appended.map(carried.unionByName(_)).getOrElse(carried).observe(observation, metrics.head, metrics.tail: _*)
     IndexTables.writeFileTable(rows, newPath, "errorifexists")
     val observed = observation.get
-    if (withGlobal) appendedPath match {
-      case null => IndexTables.writeGlobalTable(IndexTables.readGlobalTable(spark, oldPath), newPath, "errorifexists")
-      case path => writeMergedGlobal(spark, oldPath, path, newPath)
-    }
+    if (withGlobal) writeMergedGlobal(spark, oldPaths ++ Option(appendedPath), newPath)
 
     val out = new java.util.LinkedHashMap[String, Any]()
     columns.zipWithIndex.foreach { case (c, i) =>
@@ -140,25 +176,29 @@ object IndexRefresh {
     mapper.writeValueAsString(out)
   }
 
-  /** Each global chunk of `oldPath` OR-ed with the same chunk of `appendedPath`; any mismatch is an error. */
-  private def writeMergedGlobal(spark: SparkSession, oldPath: String, appendedPath: String, newPath: String): Unit = {
-    val old = IndexTables.readGlobalTable(spark, oldPath)
-    val add = IndexTables.readGlobalTable(spark, appendedPath)
-    val joined = old.as("o").join(add.as("a"), Seq("column", "chunk_index"), "full_outer")
-      .select(col("column"), col("chunk_index"), col("o.num_chunks"), col("a.num_chunks"), col("o.filter_bytes"),
-        col("a.filter_bytes"), col("o.chunk"), col("a.chunk"))
-    val merged = joined.rdd.map { r =>
-      val (column, index) = (r.getString(0), r.getInt(1))
-      if (r.isNullAt(2) || r.isNullAt(3) || r.getInt(2) != r.getInt(3) || r.getLong(4) != r.getLong(5)) {
-        throw new IllegalStateException(s"global filter chunk $index of column '$column' does not line up between " +
-          s"$oldPath and the appended files' filter; run a full refresh")
+  /** A global filter chunk OR-ed over `parts` data directories. */
+  private final case class Chunk(numChunks: Int, filterBytes: Long, bytes: Array[Byte], parts: Int)
+
+  /** Each global chunk as the OR of the same chunk of every one of `paths`; any mismatch is an error. */
+  private def writeMergedGlobal(spark: SparkSession, paths: Seq[String], newPath: String): Unit = {
+    val all = paths.map(IndexTables.readGlobalTable(spark, _)).reduce(_.unionByName(_))
+    val described = paths.mkString(", ")
+    val merged = all.rdd.map { r =>
+      (r.getString(0), r.getInt(1)) -> Chunk(r.getInt(2), r.getLong(3), r.getAs[Array[Byte]](4), 1)
+    }.reduceByKey { (a, b) =>
+      if (a.numChunks != b.numChunks || a.filterBytes != b.filterBytes || a.bytes.length != b.bytes.length) {
+        throw new IllegalStateException(s"global filter chunks do not line up between $described; run a full refresh")
       }
-      val (a, b) = (r.getAs[Array[Byte]](6), r.getAs[Array[Byte]](7))
-      require(a.length == b.length, s"global filter chunk $index of column '$column' differs in length")
-      val or = new Array[Byte](a.length)
+      val or = new Array[Byte](a.bytes.length)
       var i = 0
-      while (i < a.length) { or(i) = (a(i) | b(i)).toByte; i += 1 }
-      Row(column, index, r.getInt(2), r.getLong(4), or)
+      while (i < or.length) { or(i) = (a.bytes(i) | b.bytes(i)).toByte; i += 1 }
+      Chunk(a.numChunks, a.filterBytes, or, a.parts + b.parts)
+    }.map { case ((column, index), c) =>
+      if (c.parts != paths.size) {
+        throw new IllegalStateException(s"global filter chunk $index of column '$column' is in ${c.parts} of " +
+          s"${paths.size} data directories ($described); run a full refresh")
+      }
+      Row(column, index, c.numChunks, c.filterBytes, c.bytes)
     }
     IndexTables.writeGlobalTable(spark.createDataFrame(merged, IndexTables.GlobalTableSchema), newPath, "errorifexists")
   }

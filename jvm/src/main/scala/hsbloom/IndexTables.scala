@@ -63,8 +63,15 @@ object IndexTables {
   def blocksPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, FilterBlocks.Dir).toString
 
   /** The file-level table of the version at `dataPath`, as a DataFrame (for refresh and tests). */
-  def readFileTable(spark: SparkSession, dataPath: String): DataFrame =
-    spark.read.schema(FileTableSchema).parquet(filesPath(dataPath))
+  def readFileTable(spark: SparkSession, dataPath: String): DataFrame = readFileTables(spark, Seq(dataPath))
+
+  /** The file-level tables of several data directories (the parts of one version) as one DataFrame. */
+  def readFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame =
+    spark.read.schema(FileTableSchema).parquet(dataPaths.map(filesPath): _*)
+
+  /** Like `readFileTables`, with the block columns `writeFileTable` stores (`StoredFileTableSchema`). */
+  def readStoredFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame =
+    spark.read.schema(StoredFileTableSchema).parquet(dataPaths.map(filesPath): _*)
 
   /** The global table of the version at `dataPath`, as a DataFrame. */
   def readGlobalTable(spark: SparkSession, dataPath: String): DataFrame =

@@ -73,7 +73,7 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     for {
       (c, summary) <- chosen
       value <- JoinKeys.inColumnType(targetKey, column, timeZone)
-      filter = GlobalFilterContains(value, GlobalFilterRef(c.index.dataPath, c.indexColumn, c.index.entry.indexName,
+      filter = GlobalFilterContains(value, GlobalFilterRef(c.index.dataPaths, c.indexColumn, c.index.entry.indexName,
         summary.globalFilterBytes), keepNulls = nullSafe && summary.numNulls != 0)
       if !target.exists {
         case Filter(cond, _) => cond.exists(e => e.isInstanceOf[GlobalFilterContains] && e.semanticEquals(filter))

@@ -78,8 +78,9 @@ final class JoinPrunedFileIndex(
     }
   }
 
-  private def identity: (FileIndex, Seq[(String, String, String)], Seq[(String, LogicalPlan, Boolean)]) = (delegate,
-    columns.map(c => (c.attribute.name, c.index.dataPath, c.indexColumn)),
+  private def identity
+      : (FileIndex, Seq[(String, IndexCatalog.DataKey, String)], Seq[(String, LogicalPlan, Boolean)]) = (delegate,
+    columns.map(c => (c.attribute.name, c.index.dataKey, c.indexColumn)),
     joins.map(j => (j.attribute.name, j.plan.canonicalized, j.nullSafe)))
 
   override def equals(other: Any): Boolean = other match {

@@ -64,8 +64,8 @@ final class PrunedFileIndex(
   }
 
   /** What pruning depends on, without expression ids: two scans of one table compare equal (exchange reuse). */
-  private def identity: (FileIndex, Seq[(String, String, String, String)]) = (delegate,
-    columns.map(c => (c.attribute.name, c.attribute.dataType.simpleString, c.index.dataPath, c.indexColumn)))
+  private def identity: (FileIndex, Seq[(String, String, IndexCatalog.DataKey, String)]) = (delegate,
+    columns.map(c => (c.attribute.name, c.attribute.dataType.simpleString, c.index.dataKey, c.indexColumn)))
 
   override def equals(other: Any): Boolean = other match {
     case p: PrunedFileIndex => p.identity == identity
