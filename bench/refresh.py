@@ -52,7 +52,7 @@ def measured(spark, hs, name: str, mode: str) -> tuple[float, int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=4_000_000)
+    parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
