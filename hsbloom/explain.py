@@ -33,3 +33,21 @@ def files_read(df: Any) -> int:
     fresh = df.select("*")
     fresh.collect()
     return int(df.sparkSession._jvm.hsbloom.PruningExplain.filesRead(fresh._jdf))
+
+
+def file_counts(df: Any) -> tuple[int, int | None, int | None]:
+    """Run `df`; from its scans' SQL metrics: (files read, files before hsbloom pruning, files pruned by hsbloom).
+
+    The last two are None when no scan carries hsbloom's metrics: hsbloom was
+    off, or pruned no file of the query (docs/pruning.md, "Observability").
+    """
+    fresh = df.select("*")
+    fresh.collect()
+    explain = df.sparkSession._jvm.hsbloom.PruningExplain
+    plan = fresh._jdf.queryExecution().executedPlan()
+
+    def optional(value: Any) -> int | None:
+        return None if value.isEmpty() else int(value.get())
+
+    return (int(explain.filesRead(plan)), optional(explain.filesBeforePruning(plan)),
+            optional(explain.filesPruned(plan)))

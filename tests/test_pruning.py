@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import hsbloom
-from hsbloom.explain import explain_string
+from hsbloom.explain import explain_string, file_counts
 from pruning_support import create_index, files_read, outcomes
 
 FPP = 0.01
@@ -218,6 +218,7 @@ def test_catalog_table_over_indexed_files_is_pruned(spark, tmp_path):
         hsbloom.enable(spark)
         assert files_read(spark.table("pruning_tbl").where("key = 77")) == 1
         assert files_read(spark.sql("SELECT * FROM pruning_tbl WHERE key IN (77, 1999)")) == 2
+        assert file_counts(spark.table("pruning_tbl").where("key = 77")) == (1, 10, 9)
     finally:
         spark.sql("DROP TABLE IF EXISTS pruning_tbl")
 
@@ -276,6 +277,7 @@ def test_delta_with_deletion_vectors_is_pruned_at_every_version(spark, tmp_path)
     hsbloom.enable(spark)
     assert files_read(read().where("key = 4")) == 1 < unpruned
     assert "PrunedFileIndex" in explain_string(read().where("key = 4"))
+    assert file_counts(read().where("key = 4")) == (1, unpruned, unpruned - 1)  # before: after Delta's skipping
 
     # A newer version (more deletions), the version before the DELETE, and a RESTORE: all correct, all pruned.
     spark.sql(f"DELETE FROM delta.`{directory}` WHERE key = 4")
@@ -303,3 +305,53 @@ def test_explain_shows_both_plans_the_index_and_file_counts(spark, wide):
     kept = re.search(r"200 files -> (\d+)", text)
     assert kept and 1 <= int(kept.group(1)) <= 6, text
     assert spark.conf.get("spark.hsbloom.enabled", "false") == "false"  # explain leaves the setting as it was
+
+
+def plan_shape(df) -> str:
+    """The executed plan's text without expression ids and file index names: what runs, node by node."""
+    text = df._jdf.queryExecution().executedPlan().toString()
+    return re.sub(r"#\d+L?|plan_id=\d+|Location: \w+|\[[^\]]*file:[^\]]*\]", "", text)
+
+
+@pytest.mark.parametrize("adaptive", ["true", "false"])
+def test_scan_metrics_show_files_before_and_pruned_and_change_nothing_else(spark, wide, adaptive):
+    df = spark.read.parquet(wide)
+    key = df.first().key
+    spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+    try:
+        hsbloom.enable(spark)
+        read, before, pruned = file_counts(df.where(F.col("key") == key))
+        assert before == 200 and 1 <= read <= 6 and pruned == before - read
+        # Code generation, an exchange and a scan used twice (exchange reuse): same rows, same plan shape.
+        query = lambda: (  # noqa: E731
+            df.where(F.col("key") == key).union(df.where(F.col("key") == key)).groupBy("key").count()
+        )
+        off, on = both(spark, query)
+        assert on == off == [(key, 2)]
+        planned = {}
+        for enabled in (False, True):
+            (hsbloom.enable if enabled else hsbloom.disable)(spark)
+            run = query()
+            run.collect()
+            planned[enabled] = plan_shape(run)
+        assert planned[True] == planned[False]
+        assert "WholeStageCodegen" in planned[True] or "*(" in planned[True]
+        hsbloom.enable(spark)
+        assert file_counts(query()) == (2 * read, 2 * before, 2 * pruned) or file_counts(query()) == (
+            read, before, pruned)  # the second scan may reuse the first one's exchange
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+
+
+def test_no_scan_metrics_when_nothing_is_pruned_or_hsbloom_is_off(spark, wide):
+    df = spark.read.parquet(wide)
+    one_key_per_file = [r[1] for r in df.groupBy(F.input_file_name()).agg(F.first("key")).collect()]
+    assert len(one_key_per_file) == 200
+    key = one_key_per_file[0]
+    hsbloom.enable(spark)
+    assert file_counts(df.where(F.col("key").isin(one_key_per_file))) == (200, None, None)  # checked, none pruned
+    assert file_counts(df.where(F.col("n") == 5)) == (200, None, None)  # not an indexed column
+    hsbloom.disable(spark)
+    assert file_counts(df.where(F.col("key") == key)) == (200, None, None)
+    off, on = both(spark, lambda: df.where(F.col("key").isin(one_key_per_file)).select("n"))
+    assert on == off and len(on) == 200

@@ -18,6 +18,7 @@ class HsbloomExtension extends (SparkSessionExtensions => Unit) {
     extensions.injectOptimizerRule(session => new FilePruningRule(session))
     extensions.injectPreCBORule(session => new JoinFilterRule(session))
     extensions.injectColumnar(session => DeltaScanPruningRule.asColumnarRule(session))
+    extensions.injectColumnar(session => ScanMetricsRule.asColumnarRule(session)) // after the Delta rule
     SqlFunctions.all.foreach(extensions.injectFunction)
   }
 }

@@ -26,11 +26,18 @@ final class JoinPrunedFileIndex(
     val delegate: FileIndex,
     val columns: Seq[IndexCatalog.CoveredColumn],
     val joins: Seq[JoinPrunedFileIndex.BuildKeys],
-    val maxKeys: Int) extends DelegatingFileIndex {
+    val maxKeys: Int) extends PruningFileIndex {
   import JoinPrunedFileIndex._
 
-  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
-    prune(partitionFilters, dataFilters)._1
+  override protected def pruneWithReport(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
+      : (Seq[PartitionDirectory], PrunedFileIndex.Report) = {
+    val (listed, report, _) = prune(partitionFilters, dataFilters)
+    (listed, report)
+  }
+
+  override protected def enabled: Boolean = session == null || FilePruningRule.isEnabled(session)
+
+  override def forOneScan(): JoinPrunedFileIndex = new JoinPrunedFileIndex(session, delegate, columns, joins, maxKeys)
 
   /** Build-side keys, computed once per plan (the build side reads fixed file listings). */
   @transient private lazy val keyFilters: Seq[(BuildKeys, Either[String, Expression])] = joins.map(j => j -> keysFilter(j))

@@ -21,11 +21,15 @@ import org.slf4j.LoggerFactory
 final class PrunedFileIndex(
     @transient private val session: SparkSession,
     val delegate: FileIndex,
-    val columns: Seq[IndexCatalog.CoveredColumn]) extends DelegatingFileIndex {
+    val columns: Seq[IndexCatalog.CoveredColumn]) extends PruningFileIndex {
   import PrunedFileIndex._
 
-  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
-    prune(partitionFilters, dataFilters)._1
+  override protected def pruneWithReport(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
+      : (Seq[PartitionDirectory], Report) = prune(partitionFilters, dataFilters)
+
+  override protected def enabled: Boolean = session == null || FilePruningRule.isEnabled(session)
+
+  override def forOneScan(): PrunedFileIndex = new PrunedFileIndex(session, delegate, columns)
 
   /** The listing after pruning, and what happened (for logs and `hs.explain`). */
   def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): (Seq[PartitionDirectory], Report) = {
@@ -82,6 +86,7 @@ object PrunedFileIndex {
   /** What one listing did: files before and after pruning, the index versions used, the checks made. */
   final case class Report(filesBefore: Int, filesAfter: Int, indexes: Seq[String], predicate: String,
       millis: Option[Double]) {
+    def filesPruned: Int = filesBefore - filesAfter
     def describe: String =
       s"index ${if (indexes.isEmpty) "(none)" else indexes.mkString(", ")}: $filesBefore files -> $filesAfter " +
         s"(checks: $predicate${millis.map(m => f", $m%.1f ms").getOrElse("")})"

@@ -77,6 +77,17 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
   /** After `df` ran: its file scans' "number of files read" metric, summed (AQE stages included). */
   def filesRead(df: Dataset[_]): Long = filesRead(df.queryExecution.executedPlan)
 
-  def filesRead(plan: SparkPlan): Long =
-    collect(plan) { case s: FileSourceScanExec => s.metrics.get("numFiles").map(_.value).getOrElse(0L) }.sum
+  def filesRead(plan: SparkPlan): Long = scanMetric(plan, "numFiles")
+
+  /** After a plan ran: hsbloom's metrics on its scans, summed; None when no scan has them. */
+  def filesPruned(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedFileSourceScanExec.FilesPruned)
+  def filesBeforePruning(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedFileSourceScanExec.FilesBefore)
+
+  private def hsbloomMetric(plan: SparkPlan, name: String): Option[Long] = {
+    val found = collect(plan) { case s: FileSourceScanExec => s.metrics.get(name).map(_.value) }.flatten
+    if (found.isEmpty) None else Some(found.sum)
+  }
+
+  private def scanMetric(plan: SparkPlan, name: String): Long =
+    collect(plan) { case s: FileSourceScanExec => s.metrics.get(name).map(_.value).getOrElse(0L) }.sum
 }
