@@ -130,9 +130,9 @@ object IndexBuild {
     val spark = df.sparkSession
     val sc = spark.sparkContext
     val columnTypes = request.columns.map(c => df.schema(df.schema.fieldIndex(resolveName(df, c))).dataType)
-    val hashers = request.columns.zip(columnTypes).map { case (c, dt) =>
-      ParquetHash.hasherFor(dt).getOrElse(throw new IllegalArgumentException(s"column '$c' has unsupported type $dt"))
-    }.toArray
+    request.columns.zip(columnTypes).foreach { case (c, dt) =>
+      if (!ParquetHash.isSupported(dt)) throw new IllegalArgumentException(s"column '$c' has unsupported type $dt")
+    }
 
     val listing = sc.broadcast(request.files.map(f => listedFileKey(f.path) -> f).toMap)
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
