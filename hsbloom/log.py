@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import CorruptLogError
+from hsbloom.session import fast_jvm_replies
 from hsbloom.sources import FileFingerprint, Source
 from hsbloom.version import __version__
 
@@ -270,6 +271,7 @@ class OperationLog:
         self.log_path = log_path
         self._store = spark._jvm.hsbloom.LogStore
         self._hadoop_conf = spark._jsparkSession.sessionState().newHadoopConf()
+        fast_jvm_replies(spark)  # every operation opens the log first, on the thread that runs it
 
     def entry_path(self, entry_id: int) -> str:
         return f"{self.log_path}/{entry_id:0{_ID_DIGITS}d}.json"
