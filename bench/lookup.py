@@ -49,7 +49,7 @@ def ensure_index(spark, table: str, name: str, fpp: float = 0.01) -> None:
         pass
 
 
-def index_copy(spark, table: str, rows: int, files: int) -> str:
+def index_copy(table: str, rows: int, files: int) -> str:
     """The table's files again under another directory (hard links), for an index with another fpp.
 
     An index covers a relation by its root path, so a second index of the same
@@ -58,7 +58,8 @@ def index_copy(spark, table: str, rows: int, files: int) -> str:
     path = DATA / f"keys_{rows}_{files}_second_index"
     if not (path / "_SUCCESS").exists():
         path.mkdir(parents=True, exist_ok=True)
-        for f in Path(table).iterdir():
+        # _SUCCESS last, so that an interrupted copy is completed by the next run.
+        for f in sorted(Path(table).iterdir(), key=lambda f: f.name == "_SUCCESS"):
             target = path / f.name
             if not target.exists():
                 os.link(f, target)
@@ -112,7 +113,7 @@ def lookups(spark, args) -> None:
     table = key_table(spark, args.rows, args.files)
     native = native_copy(spark, table, args.rows, args.files)
     ensure_index(spark, table, f"bench_lookup_{args.rows}_{args.files}")
-    second = index_copy(spark, table, args.rows, args.files)
+    second = index_copy(table, args.rows, args.files)
     ensure_index(spark, second, f"bench_lookup_{args.rows}_{args.files}_fpp{args.small_fpp:g}", fpp=args.small_fpp)
     sample = spark.read.parquet(table).sample(fraction=2000 / args.rows, seed=7).collect()
     random.Random(7).shuffle(sample)  # keys from many files, not the first few

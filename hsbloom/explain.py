@@ -30,9 +30,7 @@ def files_read(df: Any) -> int:
     It runs a new DataFrame over the same plan: Spark resets a plan's metrics
     when the same DataFrame runs again, and the file count is set only once.
     """
-    fresh = df.select("*")
-    fresh.collect()
-    return int(df.sparkSession._jvm.hsbloom.PruningExplain.filesRead(fresh._jdf))
+    return file_counts(df)[0]
 
 
 def file_counts(df: Any) -> tuple[int, int | None, int | None]:

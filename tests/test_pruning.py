@@ -337,8 +337,8 @@ def test_scan_metrics_show_files_before_and_pruned_and_change_nothing_else(spark
         assert planned[True] == planned[False]
         assert "WholeStageCodegen" in planned[True] or "*(" in planned[True]
         hsbloom.enable(spark)
-        assert file_counts(query()) == (2 * read, 2 * before, 2 * pruned) or file_counts(query()) == (
-            read, before, pruned)  # the second scan may reuse the first one's exchange
+        # the second scan may reuse the first one's exchange
+        assert file_counts(query()) in ((2 * read, 2 * before, 2 * pruned), (read, before, pruned))
     finally:
         spark.conf.unset("spark.sql.adaptive.enabled")
 

@@ -3,6 +3,7 @@ package hsbloom
 import java.util.concurrent.atomic.AtomicReference
 
 import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
 import org.apache.spark.sql.types.StructType
@@ -35,8 +36,11 @@ trait PruningFileIndex extends DelegatingFileIndex {
   protected def pruneWithReport(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
       : (Seq[PartitionDirectory], Report)
 
+  /** The session whose settings turn pruning on and off (null where the plan was deserialized). */
+  protected def session: SparkSession
+
   /** Whether hsbloom is on in this wrapper's session (checked again at each listing). */
-  protected def enabled: Boolean
+  protected final def enabled: Boolean = session == null || FilePruningRule.isEnabled(session)
 
   /** What the latest listing (or `prepare`) of this instance did (None before the first). */
   def lastReport: Option[Report] = latest.get()

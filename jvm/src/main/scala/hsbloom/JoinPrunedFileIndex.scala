@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory
  * small). Any failure, too many keys, or hsbloom turned off keeps every file.
  */
 final class JoinPrunedFileIndex(
-    @transient private val session: SparkSession,
+    @transient protected val session: SparkSession,
     val delegate: FileIndex,
     val columns: Seq[IndexCatalog.CoveredColumn],
     val joins: Seq[JoinPrunedFileIndex.BuildKeys],
@@ -35,8 +35,6 @@ final class JoinPrunedFileIndex(
     (listed, report)
   }
 
-  override protected def enabled: Boolean = session == null || FilePruningRule.isEnabled(session)
-
   override def forOneScan(): JoinPrunedFileIndex = new JoinPrunedFileIndex(session, delegate, columns, joins, maxKeys)
 
   /** Build-side keys, computed once per plan (the build side reads fixed file listings). */
@@ -46,7 +44,7 @@ final class JoinPrunedFileIndex(
   def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
       : (Seq[PartitionDirectory], PrunedFileIndex.Report, Seq[String]) = {
     val pruning = new PrunedFileIndex(session, delegate, columns)
-    if (session != null && !FilePruningRule.isEnabled(session)) {
+    if (!enabled) {
       val (listed, report) = pruning.prune(partitionFilters, dataFilters)
       return (listed, report, Nil)
     }

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory
  * (an index that cannot be read, an unexpected expression) keeps every file.
  */
 final class PrunedFileIndex(
-    @transient private val session: SparkSession,
+    @transient protected val session: SparkSession,
     val delegate: FileIndex,
     val columns: Seq[IndexCatalog.CoveredColumn]) extends PruningFileIndex {
   import PrunedFileIndex._
@@ -27,15 +27,13 @@ final class PrunedFileIndex(
   override protected def pruneWithReport(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
       : (Seq[PartitionDirectory], Report) = prune(partitionFilters, dataFilters)
 
-  override protected def enabled: Boolean = session == null || FilePruningRule.isEnabled(session)
-
   override def forOneScan(): PrunedFileIndex = new PrunedFileIndex(session, delegate, columns)
 
   /** The listing after pruning, and what happened (for logs and `hs.explain`). */
   def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): (Seq[PartitionDirectory], Report) = {
     val listed = delegate.listFiles(partitionFilters, dataFilters)
     val before = listed.map(_.files.size).sum
-    if (session != null && !FilePruningRule.isEnabled(session)) return (listed, Report(before, before, Nil, "hsbloom disabled", None))
+    if (!enabled) return (listed, Report(before, before, Nil, "hsbloom disabled", None))
     val started = System.nanoTime()
     try {
       val types = columns.map(c => c.attribute.name -> c.attribute.dataType).toMap
