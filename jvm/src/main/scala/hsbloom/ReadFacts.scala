@@ -28,6 +28,7 @@ object ReadFacts {
   private val CaseSensitive = "spark.sql.caseSensitive"
   private val TimeZone = "spark.sql.session.timeZone"
   private val Int96Conversion = "spark.sql.parquet.int96TimestampConversion"
+  private val ParquetFieldId = "parquet.field.id"
 
   /** The formats whose files are read by column name through Parquet's reader. */
   private val parquetLike = Set("parquet", "delta")
@@ -36,7 +37,7 @@ object ReadFacts {
 
   /** What decides whether a setting applies to a relation and its indexed columns. */
   private final case class Scope(session: SparkSession, format: String, types: Seq[DataType],
-      partitionTypes: Seq[DataType]) {
+      partitionTypes: Seq[DataType], fieldIds: Boolean) {
     def has(p: DataType => Boolean): Boolean = types.exists(p)
     def parquetLike: Boolean = ReadFacts.parquetLike.contains(format)
     def textual: Boolean = ReadFacts.textual.contains(format)
@@ -64,9 +65,10 @@ object ReadFacts {
     "spark.sql.parquet.datetimeRebaseModeInRead" -> (s => s.parquetLike && s.has(isDatetime)),
     "spark.sql.parquet.int96RebaseModeInRead" -> (s => s.parquetLike && s.has(isTimestamp)),
     Int96Conversion -> (s => s.parquetLike && s.has(isTimestamp)),
-    // Parquet columns matched by field id instead of name.
-    "spark.sql.parquet.fieldId.read.enabled" -> (s => s.parquetLike),
-    "spark.sql.parquet.fieldId.read.ignoreMissing" -> (s => s.parquetLike))
+    // Parquet columns matched by field id instead of name: only columns whose schema carries a field id.
+    // (Spark itself turns the first setting on in a session that has written Parquet.)
+    "spark.sql.parquet.fieldId.read.enabled" -> (s => s.parquetLike && s.fieldIds),
+    "spark.sql.parquet.fieldId.read.ignoreMissing" -> (s => s.parquetLike && s.fieldIds))
 
   /**
    * The facts of a scan of `relation` (of format `format`, as the index log names it) for the index
@@ -79,7 +81,8 @@ object ReadFacts {
     val resolved = columns.map(c => c -> fields.filter(f => resolver(f.name, c)))
     val found = resolved.collect { case (_, Seq(f)) => f }
     val scope = Scope(session, format, found.map(_.dataType),
-      found.filter(f => partitionNames.contains(f.name)).map(_.dataType))
+      found.filter(f => partitionNames.contains(f.name)).map(_.dataType),
+      found.exists(_.metadata.contains(ParquetFieldId)))
     val deltaMapping = DeltaColumnMapping.of(relation)
 
     val columnFacts = resolved.map { case (c, matches) =>
