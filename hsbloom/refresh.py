@@ -95,6 +95,14 @@ def refresh_index(spark: Any, name: str, mode: str = "full") -> RefreshResult:
     with job_group(spark, job_group_id("refresh", name), comparing, cancel_on_failure=False):
         df = current_dataframe(spark, base.source)
         changes = compare(spark, base, df)
+    stale = base.source.read_facts_difference(changes.current)
+    if stale is not None and mode != "full":
+        if mode == "incremental":
+            _check_types(name, base.source, changes.current, base.config.indexed_columns)
+        raise IndexStateError(
+            f"cannot refresh index {name!r} in {mode} mode: the index no longer matches how its source is read "
+            f"({stale}), so every file must be indexed again; run refresh_index({name!r}, mode='full')"
+        )
     if mode == "quick":
         result = _quick(ctx, base, changes)
     elif mode == "incremental":
@@ -109,7 +117,12 @@ def current_dataframe(spark: Any, source: Source) -> Any:
     """The source as it is now, read the way the index recorded it (the latest version of a Delta table)."""
     if source.table:
         return spark.table(source.table)
-    return spark.read.format(source.format).options(**source.options).load(list(source.root_paths))
+    reader = spark.read.format(source.format).options(**source.options)
+    if source.user_schema is not None:
+        from pyspark.sql.types import StructType
+
+        reader = reader.schema(StructType.fromJson(json.loads(source.user_schema)))
+    return reader.load(list(source.root_paths))
 
 
 def compare(spark: Any, base: LogEntry, df: Any) -> SourceChanges:
@@ -440,11 +453,14 @@ def _full(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) ->
     assert base.config is not None and base.summary is not None
     if (
         changes.is_empty
+        and base.source.read_facts_difference(changes.current) is None
         and base.pending is None
         and not base.summary.get(GLOBAL_FILTER_DELETED_FILES)
         and base.data_layout == DATA_LAYOUT
     ):
-        return _nothing_to_do(ctx.name, "full", base, "the source has not changed and the global filters are exact")
+        return _nothing_to_do(
+            ctx.name, "full", base, "the source and how it is read have not changed, and the global filters are exact"
+        )
     if changes.listed:
         source = changes.current
     else:

@@ -60,6 +60,10 @@ class Source:
     schema: dict[str, str]  # column name -> Spark type, of the DataFrame as given
     partition_columns: tuple[str, ...]
     files: tuple[SourceFile, ...] = field(repr=False)
+    # What besides the files decides the values read (schema facts, column mapping, session settings):
+    # a scan is covered only when it reads with the same facts (docs/design.md, "Read facts").
+    read_facts: dict[str, str] = field(default_factory=dict, repr=False)
+    user_schema: str | None = None  # the schema given to the reader (JSON), which a refresh reads with too
 
     def describe(self) -> str:
         """A one-line description for listings, e.g. 'delta default.events @ version 3'."""
@@ -77,6 +81,8 @@ class Source:
             "schema": dict(self.schema),
             "partition_columns": list(self.partition_columns),
             "files": [f.to_dict() for f in self.files],
+            "read_facts": dict(sorted(self.read_facts.items())),
+            "user_schema": self.user_schema,
         }
 
     @classmethod
@@ -90,7 +96,17 @@ class Source:
             schema=dict(data["schema"]),
             partition_columns=tuple(data.get("partition_columns", ())),
             files=tuple(SourceFile.from_dict(f) for f in data["files"]),
+            read_facts={str(k): str(v) for k, v in data.get("read_facts", {}).items()},
+            user_schema=data.get("user_schema"),
         )
+
+    def read_facts_difference(self, current: "Source") -> str | None:
+        """Why `current` is not read the way this source was indexed (the first fact that differs), or None."""
+        for key in sorted(set(self.read_facts) | set(current.read_facts)):
+            before, now = self.read_facts.get(key), current.read_facts.get(key)
+            if before != now:
+                return f"{key} was {before!r} when the index was built and is {now!r} now"
+        return None
 
 
 def resolve_source(
@@ -124,5 +140,7 @@ def resolve_source(
         schema=dict(answer["schema"]),
         partition_columns=tuple(answer["partition_columns"]),
         files=files,
+        read_facts=dict(answer["read_facts"]),
+        user_schema=answer["user_schema"],
     )
     return source, tuple(answer["columns"])

@@ -136,29 +136,52 @@ object IndexCatalog {
   final case class CoveredColumn(attribute: AttributeReference, index: ActiveIndex, indexColumn: String)
 
   /**
+   * How an ACTIVE index built over the same files (same format and root paths) stands to a relation:
+   * the relation's columns it covers, or why it covers none (for `hs.explain`).
+   */
+  final case class Coverage(index: ActiveIndex, covered: Seq[CoveredColumn], whyNot: Option[String])
+
+  /**
    * The columns of `relation` (with output `output`) that ACTIVE indexes cover.
    * An index covers a relation when it was built from the same source: the
-   * same format, the same root paths and the same read options; and a column
-   * only when the relation reads it with the type the index was built with
-   * (a user-given schema that reads `id` as a string must not be probed with
-   * hashes of longs).
+   * same format, the same root paths and the same read options; when the
+   * relation is read with the same facts the index recorded (`ReadFacts`:
+   * schema, column mapping, the session settings that change values); and a
+   * column only when the relation reads it with the type the index was built
+   * with (a user-given schema that reads `id` as a string must not be probed
+   * with hashes of longs).
    */
-  def coveredColumns(spark: SparkSession, relation: HadoopFsRelation, output: Seq[AttributeReference]): Seq[CoveredColumn] = {
+  def coveredColumns(spark: SparkSession, relation: HadoopFsRelation, output: Seq[AttributeReference]): Seq[CoveredColumn] =
+    coverage(spark, relation, output).flatMap(_.covered)
+
+  /** Every ACTIVE index over the files `relation` reads, with what it covers or why not. */
+  def coverage(spark: SparkSession, relation: HadoopFsRelation, output: Seq[AttributeReference]): Seq[Coverage] = {
     val indexes = activeIndexes(spark)
     if (indexes.isEmpty) return Nil
     val format = formatName(relation)
     val roots = relation.location.rootPaths.map(p => IndexBuild.fileKey(p.toUri)).toSet
-    val options = normalizedOptions(spark, relation.options)
+    lazy val options = normalizedOptions(spark, relation.options)
     val resolver = spark.sessionState.conf.resolver
     indexes.filter { i =>
-      i.entry.format == format && i.entry.rootPaths.map(IndexBuild.listedFileKey).toSet == roots &&
-        normalizedOptions(spark, i.entry.options) == options
-    }.flatMap { i =>
-      i.entry.indexedColumns.flatMap { c =>
+      i.entry.format == format && i.entry.rootPaths.map(IndexBuild.listedFileKey).toSet == roots
+    }.map { i =>
+      val indexOptions = normalizedOptions(spark, i.entry.options)
+      val whyNot = if (indexOptions != options) {
+        Some(s"read options differ: the index was built with ${indexOptions.toSeq.sorted.mkString(", ")}; this " +
+          s"scan reads with ${options.toSeq.sorted.mkString(", ")}")
+      } else i.entry.readFacts match {
+        case None => Some("the index records no read settings (it was built by an older hsbloom); run " +
+          s"refresh_index('${i.entry.indexName}', 'full')")
+        case Some(recorded) =>
+          try ReadFacts.difference(recorded, ReadFacts.of(spark, relation, format, i.entry.indexedColumns))
+          catch { case NonFatal(e) => Some(e.getMessage) }
+      }
+      val covered = if (whyNot.isDefined) Nil else i.entry.indexedColumns.flatMap { c =>
         output.find(a => resolver(a.name, c)).filter { a =>
           i.entry.schema.get(c).contains(a.dataType.simpleString) && ParquetHash.isSupported(a.dataType)
         }.map(CoveredColumn(_, i, c))
       }
+      Coverage(i, covered, whyNot)
     }
   }
 

@@ -42,7 +42,8 @@ object IndexLog {
       dataPath: Option[String],
       columnSummaries: Map[String, IndexLog.ColumnSummary] = Map.empty,
       dataParts: Seq[Long] = Nil,
-      droppedFileIds: Set[Long] = Set.empty) {
+      droppedFileIds: Set[Long] = Set.empty,
+      readFacts: Option[ReadFacts.Facts] = None) {
     def describe: String = {
       val parts = if (dataParts.size > 1) s" in ${dataParts.size} parts" else ""
       s"$indexName (log entry $id${dataVersion.map(v => s", data version $v$parts").getOrElse("")})"
@@ -136,6 +137,7 @@ object IndexLog {
         e.getKey -> ColumnSummary(count("num_rows"), count("num_nulls"), count("ndv"), count("global_filter_bytes"))
       }.toMap).getOrElse(Map.empty),
       dataParts = dataParts,
-      droppedFileIds = opt(root, "dropped_file_ids").map(_.elements.asScala.map(_.asLong).toSet).getOrElse(Set.empty))
+      droppedFileIds = opt(root, "dropped_file_ids").map(_.elements.asScala.map(_.asLong).toSet).getOrElse(Set.empty),
+      readFacts = source.flatMap(opt(_, "read_facts")).map(n => stringMap(Some(n))))
   }
 }

@@ -30,15 +30,29 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
       }, joinFilters(planned)))
     }
     val withoutIndex = withEnabled(df, enabled = false)(plan(df))
+    val notUsed = indexesNotUsed(df.sparkSession, withoutIndex)
     val rule = "=" * 72
     Seq(
       rule, "Plan with hsbloom:", rule, withIndex.treeString,
       rule, "Plan without hsbloom:", rule, withoutIndex.treeString,
       rule, "Indexes used:", rule,
       if (reports.isEmpty) "(none: no scan of this query is pruned by an hsbloom index)" else reports.mkString("\n"),
+      rule, "Indexes not used:", rule,
+      if (notUsed.isEmpty) "(none)" else notUsed.mkString("\n"),
       rule, "Join filters injected:", rule,
       if (injected.isEmpty) "(none)" else injected.mkString("\n"),
       "").mkString("\n")
+  }
+
+  /** Each index over the files a scan reads that does not cover the scan, with the reason. */
+  private def indexesNotUsed(spark: org.apache.spark.sql.SparkSession, plan: SparkPlan): Seq[String] = {
+    val scans = collect(plan) { case s: FileSourceScanExec => s }
+    scans.flatMap { s =>
+      val output = s.output.collect { case a: org.apache.spark.sql.catalyst.expressions.AttributeReference => a }
+      IndexCatalog.coverage(spark, s.relation, output).flatMap { c =>
+        c.whyNot.map(why => s"${c.index.entry.indexName} on ${s.relation.location.rootPaths.mkString(", ")}: $why")
+      }
+    }.distinct
   }
 
   private def staticPartitionFilters(s: FileSourceScanExec) =

@@ -112,8 +112,19 @@ object Sources {
     out.put("schema", toJMap(schema.fields.toSeq.map(f => f.name -> f.dataType.simpleString)))
     out.put("partition_columns", toJList(fsRelation.partitionSchema.fieldNames.toSeq))
     out.put("columns", toJList(resolved))
+    out.put("read_facts", toJMap(readFacts(session, fsRelation, format, resolved).toSeq.sortBy(_._1)))
+    out.put("user_schema", userSchema(df).map(_.json).orNull)
     out.put("files", if (withFiles) listFiles(fsRelation.location) else new JList[Any]())
   }
+
+  private def readFacts(session: org.apache.spark.sql.SparkSession, relation: HadoopFsRelation, format: String,
+      columns: Seq[String]): ReadFacts.Facts =
+    try ReadFacts.of(session, relation, format, columns)
+    catch { case e: UnsupportedOperationException => throw new Refused(e.getMessage) }
+
+  /** The schema the DataFrame's reader was given (`spark.read.schema(...)`), which a refresh must read with too. */
+  private def userSchema(df: Dataset[_]): Option[StructType] =
+    df.queryExecution.logical.collectFirst { case u: UnresolvedDataSource => u.userSpecifiedSchema }.flatten
 
   /** The one relation under the accepted wrapper nodes, or a refusal naming the first other node. */
   private def scannedRelation(plan: LogicalPlan): LogicalRelation = plan match {
