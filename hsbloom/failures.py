@@ -5,8 +5,9 @@ the fix. Anything else that escapes an operation (a JVM exception through
 py4j, a Spark error, a RecursionError from a pathological input) is wrapped
 here, at the `Hyperspace` facade, in an OperationFailedError that names the
 operation, the index, the first line of the cause and where to go next; the
-cause stays chained for its full trace. Programming errors of the caller
-(TypeError for a wrong argument type) pass through unchanged.
+cause stays chained for its full trace. Errors in the caller's arguments
+(TypeError for a wrong type, ValueError for a wrong value such as an unknown
+refresh mode) pass through unchanged.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from hsbloom.errors import HsbloomError, OperationFailedError, first_line
 
 @contextmanager
 def hsbloom_errors(operation: str, name: str | None = None) -> Iterator[None]:
-    """Run the block; turn any failure that is not an HsbloomError (or a TypeError) into OperationFailedError."""
+    """Run the block; turn any failure that is not an HsbloomError (or an argument's TypeError or ValueError)
+    into OperationFailedError."""
     try:
         yield
-    except (HsbloomError, TypeError, KeyboardInterrupt):
+    except (HsbloomError, TypeError, ValueError, KeyboardInterrupt):
         raise
     except Exception as exc:
         what = f"{operation} of index {name!r}" if name is not None else operation

@@ -177,6 +177,7 @@ DATA_CASES: dict[str, Callable[[Path, Path], Path]] = {
     "blocks zeroed": lambda d, o: _apply(zero, one(d / "blocks", "*.blocks")),
     "blocks deleted": lambda d, o: _apply(delete, one(d / "blocks", "*.blocks")),
     "blocks replaced by another index's": lambda d, o: _replace(one(d / "blocks", "*.blocks"), one(o / "blocks", "*.blocks")),
+    "blocks shifted by 32 bytes": lambda d, o: _apply(lambda p: p.write_bytes(bytes(32) + p.read_bytes()), one(d / "blocks", "*.blocks")),
     # files/: the file table
     "file table truncated": lambda d, o: _apply(truncate, one(d / "files", "*.parquet")),
     "file table bit flips": lambda d, o: _apply(lambda p: flip_bits(p, 40), one(d / "files", "*.parquet")),
