@@ -10,6 +10,7 @@ from hsbloom.hashing import UnsupportedTypeError, hash_array, hash_scalar
 from hsbloom.hyperspace import Hyperspace
 from hsbloom.sbbf import Sbbf, SbbfFormatError
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
+from hsbloom.verify import VerifyResult
 from hsbloom.version import __version__
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Sbbf",
     "SbbfFormatError",
     "UnsupportedTypeError",
+    "VerifyResult",
     "__version__",
     "configure",
     "disable",

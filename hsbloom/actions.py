@@ -19,6 +19,7 @@ dead (same host and its process is gone): see docs/log.md.
 
 from __future__ import annotations
 
+import datetime
 import logging
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -28,13 +29,16 @@ from hsbloom.build import build_index_data
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import (
     ConcurrentOperationError,
+    CorruptLogError,
     IndexBuildError,
     IndexExistsError,
     IndexNotFoundError,
     IndexStateError,
+    first_line,
 )
 from hsbloom.filesystem import HadoopFileSystem
-from hsbloom.layout import DATA_LAYOUT, IndexLayout, data_version_of, system_path
+from hsbloom.layout import DATA_LAYOUT, IndexLayout, data_version_of
+from hsbloom.syspath import check_apart_from_source, check_writable, qualified_system_path
 from hsbloom.log import LogEntry, OperationLog, State, Writer, running
 from hsbloom.sources import resolve_source
 
@@ -54,7 +58,7 @@ class IndexContext:
     @classmethod
     def open(cls, spark: Any, name: str) -> "IndexContext":
         fs = HadoopFileSystem(spark)
-        layout = IndexLayout(fs.qualify(system_path(spark)), name)
+        layout = IndexLayout(qualified_system_path(spark, fs), name)
         return cls(spark, fs, layout, OperationLog(spark, layout.log_path))
 
     @property
@@ -71,6 +75,8 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
     with job_group(spark, job_group_id("create", ctx.name), listing, cancel_on_failure=False):
         source, columns = resolve_source(spark, df, config.indexed_columns)  # Delta runs jobs to list
     config = replace(config, indexed_columns=columns)
+    check_apart_from_source(ctx.layout.system_path, source.root_paths, ctx.fs.qualify)
+    check_writable(spark, ctx.layout.system_path)
     base = _latest_settled(ctx)
     if base is not None and base.state in (State.ACTIVE, State.DELETED):
         advice = (
@@ -351,7 +357,10 @@ def next_data_version(ctx: IndexContext) -> int:
     used = set(_version_directories(ctx))
     later: LogEntry | None = None
     for entry_id in reversed(ctx.log.ids()):
-        entry = ctx.log.read(entry_id)
+        try:
+            entry = ctx.log.read(entry_id)
+        except CorruptLogError:  # e.g. before a forced delete: its directory, if any, is in `used`
+            continue
         if later is not None and later.state == State.REFRESHING and later.data_version != entry.data_version:
             break  # `later` started a build: its version is above every one before it
         if entry.data_version is not None:
@@ -381,16 +390,6 @@ def job_group(spark: Any, group_id: str, description: str, cancel_on_failure: bo
             sc.setLocalProperty(key, value)
 
 
-def first_line(exc: BaseException, limit: int = 500) -> str:
-    """The head of an exception's message (a JVM error's full trace stays on the chained cause)."""
-    java_exception = getattr(exc, "java_exception", None)  # py4j: the JVM's message, not "error calling o42"
-    message = str(java_exception.toString()) if java_exception is not None else str(exc)
-    text = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _format_ms(ms: int) -> str:
-    import datetime
-
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 

@@ -7,15 +7,17 @@ reads a few small files and never the index tables.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import CorruptLogError, IndexNotFoundError
 from hsbloom.filesystem import HadoopFileSystem
-from hsbloom.layout import IndexLayout, system_path
+from hsbloom.layout import IndexLayout
 from hsbloom.log import LogEntry, OperationLog, State
 from hsbloom.sources import Source
+from hsbloom.syspath import qualified_system_path
 
 
 @dataclass(frozen=True)
@@ -73,9 +75,12 @@ class IndexInfo:
     last_operation: str
     updated_ms: int  # when the latest entry was written, ms since the epoch
     staleness: Staleness
+    # Damage found in this process ("<file>: <problem>"): an unreadable log entry, index files whose checksums
+    # failed when queries or verify_index read them (their source files are read). Empty: none seen.
+    damage: tuple[str, ...] = ()
 
 
-def _info(entry: LogEntry, layout: IndexLayout) -> IndexInfo:
+def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[str, ...] = ()) -> IndexInfo:
     assert entry.config is not None and entry.source is not None and entry.data_version is not None
     summary = entry.summary or {}
     per_column = summary.get("columns", {})
@@ -108,7 +113,16 @@ def _info(entry: LogEntry, layout: IndexLayout) -> IndexInfo:
         last_operation=entry.operation,
         updated_ms=entry.timestamp_ms,
         staleness=_staleness(entry),
+        damage=log_damage + _data_damage(spark, tuple(layout.data_path(v) for v in entry.parts)),
     )
+
+
+def _data_damage(spark: Any, data_paths: tuple[str, ...]) -> tuple[str, ...]:
+    """What this JVM found damaged in `data_paths` (hsbloom.IndexDamage), as "<file>: <problem>"."""
+    if not data_paths:
+        return ()
+    found = json.loads(spark._jvm.hsbloom.IndexDamage.json(json.dumps(list(data_paths))))
+    return tuple(f"{file}: {problem}" for file, problem in found.items())
 
 
 def _staleness(entry: LogEntry) -> Staleness:
@@ -124,53 +138,69 @@ def _staleness(entry: LogEntry) -> Staleness:
     )
 
 
-def _latest(spark: Any, layout: IndexLayout) -> LogEntry | None:
-    """The latest entry; if it is still being written (unreadable), the latest stable one."""
+def _latest(spark: Any, layout: IndexLayout) -> tuple[LogEntry | None, tuple[str, ...]]:
+    """The latest entry; if it is unreadable (being written, or damaged), the latest stable one; and the
+    problems met on the way. (None, problems) when no stable entry is readable."""
     log = OperationLog(spark, layout.log_path)
     try:
-        return log.latest()
-    except CorruptLogError:
-        return log.latest_stable()
+        return log.latest(), ()
+    except CorruptLogError as exc:
+        problem = str(exc)
+    try:
+        return log.latest_stable(), (problem,)
+    except CorruptLogError as exc:
+        return None, (problem, str(exc))
 
 
 def _system_path(spark: Any) -> tuple[HadoopFileSystem, str]:
     fs = HadoopFileSystem(spark)
-    return fs, fs.qualify(system_path(spark))
+    return fs, qualified_system_path(spark, fs)
 
 
 def index_info(spark: Any, name: str) -> IndexInfo:
     """The named index, in whatever state its latest entry records; IndexNotFoundError if none."""
     fs, root = _system_path(spark)
     layout = IndexLayout(root, name)
-    entry = _latest(spark, layout)
+    entry, log_damage = _latest(spark, layout)
+    if entry is None and log_damage:
+        raise CorruptLogError(log_damage[-1])
     if entry is None or entry.state == State.DOESNOTEXIST or entry.config is None:
         raise IndexNotFoundError(f"index {name!r} does not exist")
-    return _info(entry, layout)
+    return _info(spark, entry, layout, log_damage)
 
 
 def list_indexes(spark: Any) -> list[IndexInfo]:
     """Every index under the system path whose latest entry is not DOESNOTEXIST, by name."""
+    return [info for info in _listing(spark) if isinstance(info, IndexInfo)]
+
+
+def _listing(spark: Any) -> list[IndexInfo | tuple[str, tuple[str, ...]]]:
+    """list_indexes, with (name, problems) for indexes of which no stable log entry is readable."""
     fs, root = _system_path(spark)
-    found = []
+    found: list[IndexInfo | tuple[str, tuple[str, ...]]] = []
     for name in fs.list_directories(root):
         try:
             layout = IndexLayout(root, name)
         except ValueError:
             continue  # not a directory hsbloom made
-        entry = _latest(spark, layout)
-        if entry is not None and entry.state != State.DOESNOTEXIST and entry.config is not None:
-            found.append(_info(entry, layout))
+        entry, log_damage = _latest(spark, layout)
+        if entry is None and log_damage:
+            found.append((name, log_damage))
+        elif entry is not None and entry.state != State.DOESNOTEXIST and entry.config is not None:
+            found.append(_info(spark, entry, layout, log_damage))
     return found
 
 
 INDEXES_SCHEMA = (
     "name string, indexed_columns array<string>, state string, source string, "
-    "num_files long, index_size long, fpp double"
+    "num_files long, index_size long, fpp double, damage string"
 )
 
 
 def indexes_dataframe(spark: Any) -> Any:
-    """list_indexes as a DataFrame (index_size in bytes; null while a first build runs)."""
+    """list_indexes as a DataFrame (index_size in bytes; null while a first build runs; damage: what this
+    process found damaged, else null). An index none of whose stable log entries is readable is listed as
+    UNREADABLE, with its damage."""
     rows = [
         (
             info.name,
@@ -180,7 +210,10 @@ def indexes_dataframe(spark: Any) -> Any:
             info.num_files,
             info.index_bytes,
             info.config.fpp,
+            "; ".join(info.damage) or None,
         )
-        for info in list_indexes(spark)
+        if isinstance(info, IndexInfo)
+        else (info[0], [], "UNREADABLE", None, None, None, None, "; ".join(info[1]))
+        for info in _listing(spark)
     ]
     return spark.createDataFrame(rows, INDEXES_SCHEMA)

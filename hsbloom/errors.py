@@ -40,3 +40,20 @@ class IndexBuildError(HsbloomError):
 
 class CorruptLogError(HsbloomError):
     """A log entry cannot be read (unparseable, or written by a newer hsbloom log format)."""
+
+
+class SystemPathError(HsbloomError):
+    """The system path (spark.hsbloom.system.path) cannot hold indexes: unknown scheme, not a directory, not
+    writable, or inside (or containing) the source's directory. Checked before anything is written."""
+
+
+class OperationFailedError(HsbloomError):
+    """An index operation failed for a reason hsbloom has no more specific error for (the cause is chained)."""
+
+
+def first_line(exc: BaseException, limit: int = 500) -> str:
+    """The head of an exception's message (a JVM error's full trace stays on the chained cause)."""
+    java_exception = getattr(exc, "java_exception", None)  # py4j: the JVM's message, not "error calling o42"
+    message = str(java_exception.toString()) if java_exception is not None else str(exc)
+    text = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."

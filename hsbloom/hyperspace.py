@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from hsbloom import actions, catalog, explain, refresh
+from hsbloom import actions, catalog, explain, recovery, refresh, verify
 from hsbloom.catalog import IndexInfo
 from hsbloom.config import BFIndexConfig
+from hsbloom.failures import hsbloom_errors
 from hsbloom.refresh import RefreshResult
+from hsbloom.verify import VerifyResult
 
 
 class Hyperspace:
@@ -34,35 +36,48 @@ class Hyperspace:
         IndexBuildError (with the cause chained) if the build fails, after undoing its effects.
         """
         try:
-            actions.create_index(self.spark, df, config)
+            with hsbloom_errors("create", getattr(config, "index_name", None)):
+                actions.create_index(self.spark, df, config)
         finally:
             self._indexes_changed()
 
-    def delete_index(self, name: str) -> None:
-        """Soft-delete an ACTIVE index: queries stop using it; restore_index brings it back."""
+    def delete_index(self, name: str, force: bool = False) -> None:
+        """Soft-delete an ACTIVE index: queries stop using it; restore_index brings it back.
+
+        With `force=True`, mark the index as not existing whatever state its log is in (a damaged latest
+        entry, an operation whose writer cannot be proven gone): queries stop using it, there is no restore,
+        and vacuum_index then removes its data so the name can be created again (docs/troubleshooting.md).
+        """
         try:
-            actions.delete_index(self.spark, name)
+            with hsbloom_errors("delete", name):
+                if force:
+                    recovery.force_delete(self.spark, name)
+                else:
+                    actions.delete_index(self.spark, name)
         finally:
             self._indexes_changed()
 
     def restore_index(self, name: str) -> None:
         """Make a DELETED index ACTIVE again."""
         try:
-            actions.restore_index(self.spark, name)
+            with hsbloom_errors("restore", name):
+                actions.restore_index(self.spark, name)
         finally:
             self._indexes_changed()
 
     def vacuum_index(self, name: str) -> None:
         """Remove a DELETED index's data for good (freeing its name), or directories an ACTIVE one no longer reads."""
         try:
-            actions.vacuum_index(self.spark, name)
+            with hsbloom_errors("vacuum", name):
+                actions.vacuum_index(self.spark, name)
         finally:
             self._indexes_changed()
 
     def cancel(self, name: str) -> None:
         """Return an index whose operation was interrupted to the stable state that operation started from."""
         try:
-            actions.cancel(self.spark, name)
+            with hsbloom_errors("cancel", name):
+                actions.cancel(self.spark, name)
         finally:
             self._indexes_changed()
 
@@ -74,7 +89,8 @@ class Hyperspace:
         The previous version stays in use until the new one is ACTIVE (docs/refresh.md).
         """
         try:
-            return refresh.refresh_index(self.spark, name, mode)
+            with hsbloom_errors("refresh", name):
+                return refresh.refresh_index(self.spark, name, mode)
         finally:
             self._indexes_changed()
 
@@ -89,8 +105,20 @@ class Hyperspace:
 
     def indexes(self) -> Any:
         """A DataFrame of all indexes: name, indexed_columns, state, source, num_files, index_size (bytes), fpp."""
-        return catalog.indexes_dataframe(self.spark)
+        with hsbloom_errors("listing indexes"):
+            return catalog.indexes_dataframe(self.spark)
 
     def index(self, name: str) -> IndexInfo:
-        """Details of one index and per-column statistics (rows, nulls, distinct values, filter sizes)."""
-        return catalog.index_info(self.spark, name)
+        """Details of one index and per-column statistics (rows, nulls, distinct values, filter sizes), and
+        `damage`: the damaged index files this process has found (by queries or verify_index)."""
+        with hsbloom_errors("reading", name):
+            return catalog.index_info(self.spark, name)
+
+    def verify_index(self, name: str) -> VerifyResult:
+        """Read everything index `name` holds and check it (log entries, file tables, filters, blocks, global
+        filters against their checksums). Returns a VerifyResult: `healthy`, and each problem with its file."""
+        try:
+            with hsbloom_errors("verify", name):
+                return verify.verify_index(self.spark, name)
+        finally:
+            self._indexes_changed()

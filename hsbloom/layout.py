@@ -30,9 +30,10 @@ FILES_TABLE = "files"
 GLOBAL_TABLE = "global"
 _VERSION_DIR = re.compile(r"v__=(\d+)")
 # How a data directory is stored, recorded in log entries as `data_layout` (absent: written before it was
-# recorded). 2: file tables with the block-addressable side files (`blocks/`) planning reads. A full refresh
-# rebuilds data of another layout, and an incremental refresh never refers to it (it compacts instead).
-DATA_LAYOUT = 2
+# recorded). 2: file tables with the block-addressable side files (`blocks/`) planning reads; 3: the same with
+# checksums (docs/integrity.md). A full refresh rebuilds data of another layout, and an incremental refresh
+# never refers to it (it compacts instead).
+DATA_LAYOUT = 3
 
 
 def system_path(spark: Any) -> str:

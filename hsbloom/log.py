@@ -228,7 +228,10 @@ class LogEntry:
 
     @classmethod
     def from_json(cls, text: str) -> "LogEntry":
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except RecursionError:  # e.g. 100,000 nested '[': not an entry hsbloom wrote
+            raise ValueError("not a log entry (JSON nested too deeply)") from None
         if not isinstance(data, dict):
             raise ValueError("a log entry is a JSON object")
         if data.get("log_format") != LOG_FORMAT_VERSION:
@@ -280,17 +283,30 @@ class OperationLog:
         names = self._store.list(self.log_path, self._hadoop_conf)
         return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
 
+    @property
+    def index_name(self) -> str:
+        return self.log_path.rstrip("/").rsplit("/", 2)[-2]
+
+    def _fix(self) -> str:
+        name = self.index_name
+        return (
+            f"If no operation on index {name!r} is running, remove it with delete_index({name!r}, force=True), "
+            f"then vacuum_index({name!r}), and create it again"
+        )
+
     def read(self, entry_id: int) -> LogEntry:
         path = self.entry_path(entry_id)
         text = self._store.read(path, self._hadoop_conf)
         if text is None:
-            raise CorruptLogError(f"log entry {path} does not exist")
+            raise CorruptLogError(f"log entry {path} does not exist. {self._fix()}")
         try:
             entry = LogEntry.from_json(text)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CorruptLogError(f"log entry {path} is unreadable ({exc}); it may still be being written") from exc
+        except (ValueError, KeyError, TypeError, AttributeError, ArithmeticError) as exc:
+            raise CorruptLogError(
+                f"log entry {path} is unreadable ({str(exc)[:200]}); it may still be being written. {self._fix()}"
+            ) from exc
         if entry.id != entry_id:
-            raise CorruptLogError(f"log entry {path} claims to be entry {entry.id}")
+            raise CorruptLogError(f"log entry {path} claims to be entry {entry.id}. {self._fix()}")
         return entry
 
     def latest(self) -> LogEntry | None:
@@ -314,6 +330,11 @@ class OperationLog:
 
     def entries(self) -> list[LogEntry]:
         return [self.read(i) for i in self.ids()]
+
+    def append_unchecked(self, entry: LogEntry) -> bool:
+        """Write `entry` at its id whatever comes before it (a forced delete after an unreadable entry);
+        False if another writer already wrote that id."""
+        return bool(self._store.createIfAbsent(self.entry_path(entry.id), entry.to_json(), self._hadoop_conf))
 
     def append(self, previous: LogEntry | None, entry: LogEntry) -> bool:
         """Write `entry` right after `previous`; False if another writer already wrote that id."""

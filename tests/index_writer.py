@@ -10,6 +10,10 @@
     index_writer.py stall-refresh SYSTEM_PATH NAME MODE
         calls refresh_index(NAME, MODE); once the build of the appended files has written its data
         (the new version's data is half-way), prints "BUILT_HALF_WAY <jvm pid> <pid>" and waits to be killed.
+    index_writer.py die-at SYSTEM_PATH NAME OPERATION STEP
+        runs OPERATION (delete, restore, vacuum) on NAME and exits the process abruptly (os._exit, no cleanup,
+        as a kill) at STEP: "transient" (its transient log entry written, its completing one not) or
+        "first-removal" (vacuum: right after it removed its first data directory).
 """
 
 from __future__ import annotations
@@ -92,6 +96,31 @@ def stall_refresh(system_path: str, name: str, mode: str) -> None:
     Hyperspace(spark).refresh_index(name, mode)
 
 
+def die_at(system_path: str, name: str, operation: str, step: str) -> None:
+    from hsbloom import actions
+    from hsbloom.filesystem import HadoopFileSystem
+
+    spark = start_spark(system_path)
+
+    def die(*args, **kwargs):
+        print(f"DYING {step}", flush=True)
+        os._exit(9)
+
+    if step == "transient":
+        actions.finish_operation = die
+    elif step == "first-removal":
+        remove = HadoopFileSystem.delete
+
+        def remove_then_die(self, path):
+            remove(self, path)
+            die()
+
+        HadoopFileSystem.delete = remove_then_die
+    hs = Hyperspace(spark)
+    {"delete": hs.delete_index, "restore": hs.restore_index, "vacuum": hs.vacuum_index}[operation](name)
+    print("FINISHED", flush=True)  # the step was never reached
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"race": race, "stall": stall, "stall-refresh": stall_refresh}[mode](*args)
+    {"race": race, "stall": stall, "stall-refresh": stall_refresh, "die-at": die_at}[mode](*args)

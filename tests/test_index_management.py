@@ -90,6 +90,7 @@ def test_create_writes_the_log_and_data_and_lists_the_index(spark, hs, system_pa
         "num_files": NUM_FILES,
         "index_size": active.summary["index_bytes"],
         "fpp": 0.02,
+        "damage": None,
     }
     assert row.index_size > 0
 

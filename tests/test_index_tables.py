@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import hashlib
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +19,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+import xxhash
 
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.hashing import hash_array
 from hsbloom.log import OperationLog
 from hsbloom.sbbf import Sbbf
+
+
+def signed(u: int) -> int:
+    """An unsigned 64-bit value as the signed long Parquet stores."""
+    return u - (1 << 64) if u >= 1 << 63 else u
 
 NUM_FILES = 60
 ROWS_PER_FILE = 1000
@@ -91,6 +98,7 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(indexed):
     assert table.schema.names == [
         "file_id", "file_path", "file_size", "file_mtime", "column", "num_rows", "num_nulls", "ndv", "filter",
         "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
+        "filter_checksum", "row_checksum",
     ]
     assert len(entry.source.files) == NUM_FILES and table.num_rows == NUM_FILES * len(COLUMNS)
     listed = {f.file_id: f for f in entry.source.files}
@@ -101,8 +109,29 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(indexed):
     assert pairs == {(i, c) for i in listed for c in COLUMNS}
 
 
+def test_every_row_checksum_is_the_xxh64_of_its_planning_fields_seeded_by_its_directory(indexed):
+    """row_checksum, recomputed here from docs/integrity.md's recipe with the xxhash package (not the jar)."""
+    source, data, entry = indexed
+    seed = xxhash.xxh64_intdigest(f"{data.parent.name}/{data.name}".encode())
+
+    def text(value: str) -> bytes:
+        raw = value.encode()
+        return struct.pack(">i", len(raw)) + raw
+
+    for row in pq.read_table(data / "files").to_pylist():
+        fields = (
+            struct.pack(">q", row["file_id"]) + text(row["file_path"])
+            + struct.pack(">qq", row["file_size"], row["file_mtime"]) + text(row["column"])
+            + struct.pack(">qq", row["num_rows"], row["num_nulls"]) + text(row["blocks_file"])
+            + struct.pack(">qiiiq", row["blocks_offset"], row["blocks_count"], row["blocks_position"],
+                          row["bitset_bytes"], row["filter_checksum"])
+        )
+        assert row["row_checksum"] == signed(xxhash.xxh64_intdigest(fields, seed=seed)), row["file_id"]
+
+
 def test_block_addressable_copy_holds_every_block_of_every_filter(indexed):
-    """blocks/ (read by query planning) is the filters' bitsets block-major per group (docs/pruning.md)."""
+    """blocks/ (read by query planning) is the filters' bitsets block-major per group (docs/pruning.md),
+    each block row followed by its XXH64 checksum (docs/integrity.md), checked here with the xxhash package."""
     source, data, entry = indexed
     table = pq.read_table(data / "files").to_pylist()
     side_files = {p.name: p.read_bytes() for p in (data / "blocks").glob("*.blocks")}
@@ -110,10 +139,16 @@ def test_block_addressable_copy_holds_every_block_of_every_filter(indexed):
     for row in table:
         bitset = row["filter"][len(row["filter"]) - row["bitset_bytes"]:]
         assert Sbbf.from_bytes(row["filter"]).num_bytes == row["bitset_bytes"]
+        assert row["filter_checksum"] == signed(xxhash.xxh64_intdigest(row["filter"]))
         k, j, side = row["blocks_count"], row["blocks_position"], side_files[row["blocks_file"]]
+        stride = k * 32 + 8
         for b in range(row["bitset_bytes"] // 32):
-            at = row["blocks_offset"] + (b * k + j) * 32
+            at = row["blocks_offset"] + b * stride + j * 32
             assert side[at:at + 32] == bitset[b * 32:(b + 1) * 32], (row["file_id"], row["column"], b)
+            row_at = row["blocks_offset"] + b * stride
+            seed = xxhash.xxh64_intdigest(struct.pack("<q", row_at), seed=xxhash.xxh64_intdigest(row["blocks_file"].encode()))
+            stored = struct.unpack(">Q", side[row_at + k * 32:row_at + stride])[0]
+            assert stored == xxhash.xxh64_intdigest(side[row_at:row_at + k * 32], seed=seed)
         groups.setdefault((row["blocks_file"], row["blocks_offset"]), set()).add(j)
     for (name, offset), positions in groups.items():
         assert positions == set(range(len(positions)))  # every member of a group is a row

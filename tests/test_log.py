@@ -223,6 +223,15 @@ def test_a_partially_written_last_entry_is_skipped_by_readers_but_not_earlier_on
         log.latest_stable()
 
 
+def test_an_entry_of_any_shape_is_a_corrupt_log_error_naming_the_fix(log, tmp_path):
+    log_dir = tmp_path / "idx" / "_hsbloom_log"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    for text in ("[" * 100_000, '{"log_format": 1, "id": Infinity}', '{"log_format": 1, "writer": "x"}', "\x00\xff"):
+        (log_dir / f"{0:020d}.json").write_text(text)
+        with pytest.raises(CorruptLogError, match=r"delete_index\('idx', force=True\)"):
+            log.read(0)
+
+
 def test_writer_liveness_is_only_claimed_dead_when_provable():
     me = Writer.current()
     with running(me.operation_id):

@@ -125,8 +125,8 @@ def test_corrupt_or_missing_index_data_means_no_pruning_and_a_warning(spark, tmp
     part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
     spark._jvm.hsbloom.IndexCatalog.invalidateAll()
     assert ids(lookup()) == [42]
-    assert files_read(lookup()) == 10
-    assert "not pruning" in explain_string(lookup()) or "failed" in explain_string(lookup())
+    assert 1 < files_read(lookup()) <= 10  # the files the damaged part covered are read, the others pruned
+    assert any(part.name in damage for damage in hsbloom.Hyperspace(spark).index("corrupt_key").damage)
 
     shutil.rmtree(local)
     spark._jvm.hsbloom.IndexCatalog.invalidateAll()

@@ -318,7 +318,7 @@ def test_a_full_refresh_rebuilds_data_of_an_older_layout(spark, system_path, gro
     def as_an_older_hsbloom_wrote_it() -> None:
         entry_file = max((system_path / "layout" / "_hsbloom_log").glob("*.json"))
         entry = json.loads(entry_file.read_text())
-        assert entry["data_layout"] == 2
+        assert entry["data_layout"] == 3
         del entry["data_layout"], entry["data_parts"], entry["dropped_file_ids"]
         entry_file.write_text(json.dumps(entry))
 

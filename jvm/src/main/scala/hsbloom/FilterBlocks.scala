@@ -21,9 +21,11 @@ import org.apache.spark.sql.types._
  * `blocks/` holds the same bitsets block-major: filters of one size written by
  * one task form a group of `k` filters, stored as block 0 of each filter, then
  * block 1 of each, and so on. Block `b` of the `j`-th filter of a group is at
- * `offset + (b * k + j) * 32`, so one positioned read of `k * 32` bytes gives
- * block `b` of every file in the group, the exact bytes a lookup of one value
- * needs. Each table row points at its group (`blocks_file`, `blocks_offset`,
+ * `offset + b * (k * 32 + 8) + j * 32`: each block row is followed by its
+ * 8-byte checksum (`Checksums.blockRow`), so one positioned read of
+ * `k * 32 + 8` bytes gives block `b` of every file in the group, the exact
+ * bytes a lookup of one value needs, and proof that they are intact. Each
+ * table row points at its group (`blocks_file`, `blocks_offset`,
  * `blocks_count`) and its place in it (`blocks_position`).
  */
 object FilterBlocks {
@@ -43,12 +45,20 @@ object FilterBlocks {
   /**
    * Writes the filters of `rows` (rows of `FileTableSchema`, the serialized
    * filter last) into one side file of the current task under
-   * `<dataPath>/blocks/`, and returns the rows with `Columns` appended. A
-   * filter that does not parse gets no blocks (`blocks_count` 0): its file is
-   * then always read.
+   * `<dataPath>/blocks/`, and returns the rows with `Columns` and
+   * `Checksums.FileTableColumns` appended. A filter that does not parse gets
+   * no blocks (`blocks_count` 0): its file is then always read.
    */
   def attach(rows: Iterator[Row], dataPath: String, conf: Configuration): Iterator[Row] = {
     val filterOrdinal = IndexTables.FileTableSchema.fieldIndex("filter")
+    val directorySeed = Checksums.directorySeed(dataPath)
+    def withChecksums(row: Row, blocks: Seq[Any]): Row = {
+      val filterChecksum = Checksums.xxh64(row.getAs[Array[Byte]](filterOrdinal), 0L)
+      val fields = Checksums.RowFields(row.getLong(0), row.getString(1), row.getLong(2), row.getLong(3),
+        row.getString(4), row.getLong(5), row.getLong(6), blocks(0).asInstanceOf[String], blocks(1).asInstanceOf[Long],
+        blocks(2).asInstanceOf[Int], blocks(3).asInstanceOf[Int], blocks(4).asInstanceOf[Int], filterChecksum)
+      Row.fromSeq(row.toSeq ++ blocks ++ Seq(filterChecksum, fields.checksum(directorySeed)))
+    }
     lazy val fileName = {
       val task = Option(TaskContext.get())
       f"part-${task.map(_.partitionId()).getOrElse(0)}%05d-${task.map(_.taskAttemptId()).getOrElse(0L)}-${UUID.randomUUID()}.blocks"
@@ -67,10 +77,12 @@ object FilterBlocks {
         outUsed = true
         val offset = written
         val k = members.size
-        val region = new Array[Byte](k * 32)
+        val rowBytes = k * 32
+        val region = new Array[Byte](rowBytes + Checksums.BlockRowChecksumBytes)
+        val checksum = java.nio.ByteBuffer.wrap(region, rowBytes, Checksums.BlockRowChecksumBytes)
         val filters = members.map(_._1.getAs[Array[Byte]](filterOrdinal)).toArray
         val starts = members.map(_._2.get.headerLength).toArray
-        // Block-major: for each block index, that block of every member.
+        // Block-major: for each block index, that block of every member, then the row's checksum.
         var b = 0
         while (b < numBytes / 32) {
           var j = 0
@@ -78,13 +90,14 @@ object FilterBlocks {
             System.arraycopy(filters(j), starts(j) + b * 32, region, j * 32, 32)
             j += 1
           }
+          checksum.putLong(rowBytes, Checksums.blockRow(region, 0, rowBytes, fileName, written))
           out.write(region)
+          written += region.length
           b += 1
         }
-        written += k.toLong * numBytes
-        members.zipWithIndex.map { case ((row, _), j) => Row.fromSeq(row.toSeq ++ Seq(fileName, offset, k, j, numBytes)) }
+        members.zipWithIndex.map { case ((row, _), j) => withChecksums(row, Seq(fileName, offset, k, j, numBytes)) }
       }
-      grouped ++ unparsed.map { case (row, _) => Row.fromSeq(row.toSeq ++ Seq("", 0L, 0, 0, 0)) }
+      grouped ++ unparsed.map { case (row, _) => withChecksums(row, Seq("", 0L, 0, 0, 0)) }
     }
 
     new Iterator[Row] {
@@ -116,6 +129,9 @@ object FilterBlocks {
   /** A group of filters of one size in a side file; `id` numbers the groups of one loaded version. */
   final case class Group(id: Int, file: Path, offset: Long, count: Int, bitsetBytes: Int) {
     def numBlocks: Int = bitsetBytes / 32
+    /** Bytes of one block row: block `b` of every member, then its checksum. */
+    def rowLength: Int = count * 32 + Checksums.BlockRowChecksumBytes
+    def rowOffset(b: Int): Long = offset + b.toLong * rowLength
   }
 
   /** One file's filter inside a group. */
@@ -124,9 +140,13 @@ object FilterBlocks {
   /**
    * Reads block ranges of one version's side files, caching what it read
    * (bounded by bytes, least recently used out), so planning costs one read
-   * per group and probed block, then memory reads.
+   * per group and probed block, then memory reads. Each block row is checked
+   * against its checksum once, when it is read; a row that fails makes every
+   * filter of its group answer "may contain" (the files are read), and is
+   * reported once to `IndexDamage`.
    */
   final class Reader(conf: Configuration, maxCachedBytes: Long) {
+    private val Damaged = new Array[Byte](0)
     // Keyed by group id and block index in one long.
     private val cache: Cache[java.lang.Long, Array[Byte]] = CacheBuilder.newBuilder()
       .maximumWeight(math.max(maxCachedBytes, 1L))
@@ -140,14 +160,29 @@ object FilterBlocks {
       val group = member.group
       val b = Sbbf.blockIndex(h, group.numBlocks)
       val blocks = cache.get((group.id.toLong << 32) | b, () => read(group, b))
-      Sbbf.mightContainHashInBlock(blocks, member.position * 32, h)
+      (blocks eq Damaged) || Sbbf.mightContainHashInBlock(blocks, member.position * 32, h)
     }
 
     private def read(group: Group, b: Int): Array[Byte] = {
-      val bytes = new Array[Byte](group.count * 32)
-      val in = group.file.getFileSystem(conf).open(group.file)
-      try in.readFully(group.offset + b.toLong * group.count * 32, bytes) finally in.close()
-      bytes
+      val bytes = new Array[Byte](group.rowLength)
+      val at = group.rowOffset(b)
+      try {
+        val in = group.file.getFileSystem(conf).open(group.file)
+        try in.readFully(at, bytes) finally in.close()
+      } catch {
+        case e @ (_: java.io.EOFException | _: java.io.FileNotFoundException | _: org.apache.hadoop.fs.ChecksumException) =>
+          IndexDamage.record(group.file, s"block row $b of the filter group at offset ${group.offset} cannot be " +
+            s"read ($e)")
+          return Damaged
+      }
+      val rowBytes = group.count * 32
+      val stored = java.nio.ByteBuffer.wrap(bytes, rowBytes, Checksums.BlockRowChecksumBytes).getLong
+      if (stored == Checksums.blockRow(bytes, 0, rowBytes, group.file.getName, at)) bytes
+      else {
+        IndexDamage.record(group.file, s"block row $b of the filter group at offset ${group.offset} fails its " +
+          "checksum")
+        Damaged
+      }
     }
   }
 }

@@ -2,6 +2,7 @@ package hsbloom
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
@@ -38,6 +39,9 @@ final class IndexData private (val dataPaths: Seq[String], files: Map[String, In
     files.get(IndexBuild.fileKey(path.toUri)).filter(f => f.size == size && f.mtime == mtime)
 }
 
+/** An index table written by an hsbloom whose layout planning no longer reads (not damage: a full refresh rebuilds it). */
+final class OlderLayoutException(message: String) extends IllegalStateException(message)
+
 object IndexData {
   /** One column of one file: counts, and its filter's blocks (None when its filter did not parse). */
   final case class ColumnEntry(numRows: Long, numNulls: Long, filter: Option[FilterBlocks.Member],
@@ -60,7 +64,8 @@ object IndexData {
 
   /** The columns planning reads; the `filter` column itself is never read. */
   private val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
-    "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes")
+    "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
+    Checksums.FilterChecksum, Checksums.RowChecksum)
 
   /** `ProjectedColumns` as `part` stores them (a missing one fails here, naming it). */
   private def projection(part: Path, conf: Configuration): MessageType = {
@@ -68,7 +73,7 @@ object IndexData {
     val schema = try reader.getFooter.getFileMetaData.getSchema finally reader.close()
     ProjectedColumns.foreach { c =>
       if (!schema.containsField(c)) {
-        throw new IllegalStateException(s"index table file $part has no column '$c' (written by an older hsbloom? " +
+        throw new OlderLayoutException(s"index table file $part has no column '$c' (written by an older hsbloom: " +
           "refresh the index with mode='full')")
       }
     }
@@ -81,9 +86,11 @@ object IndexData {
    * with parquet-java, on the driver (no Spark job inside query planning),
    * leaving out the rows of `droppedFileIds` (files an incremental refresh
    * dropped after that part was written). Throws when a table is missing or
-   * unreadable (or was written without block addresses), or when two rows
-   * disagree on a file's fingerprint; a filter that did not parse when the
-   * version was written has no blocks, and its file is always read.
+   * unreadable (or was written without block addresses or checksums), or when
+   * two rows disagree on a file's fingerprint; a filter that did not parse
+   * when the version was written has no blocks, and its file is always read.
+   * A row that fails its checksum is left out (its file is then read, as any
+   * file the index does not hold) and reported to `IndexDamage`.
    */
   def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, maxCachedBlockBytes: Long): IndexData = {
     val reader = new FilterBlocks.Reader(conf, maxCachedBlockBytes)
@@ -92,32 +99,50 @@ object IndexData {
     val keys = mutable.HashMap[String, String]()
     var bytes = 0L
     var corrupt = 0
+    var damaged = 0
     dataPaths.foreach { dataPath =>
+      val seed = Checksums.directorySeed(dataPath)
       val table = new Path(IndexTables.filesPath(dataPath))
       val blocksDir = new Path(IndexTables.blocksPath(dataPath))
       val fs = table.getFileSystem(conf)
-      val parts = fs.listStatus(table).filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
+      val listed = try fs.listStatus(table) catch {
+        case e: java.io.FileNotFoundException =>
+          IndexDamage.record(new Path(dataPath), table, "the file table is missing")
+          throw e
+      }
+      val parts = listed.filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
         !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
       // Every part is written by IndexTables.writeFileTable, so one footer gives the projection for all.
       val readConf = new Configuration(conf)
-      parts.headOption.foreach(first => readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(first, conf).toString))
-      parts.foreach { part =>
+      var projected = false
+      parts.foreach { part => try {
+        if (!projected) {
+          readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(part, conf).toString)
+          projected = true
+        }
         val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
         try {
           var row: Group = rows.read()
           while (row != null) {
-            if (!droppedFileIds.contains(row.getLong("file_id", 0))) {
-              val path = row.getString("file_path", 0)
-              val size = row.getLong("file_size", 0)
-              val mtime = row.getLong("file_mtime", 0)
-              val column = row.getString("column", 0)
-              val count = row.getInteger("blocks_count", 0)
+            val fields = Checksums.RowFields(row.getLong("file_id", 0), row.getString("file_path", 0),
+              row.getLong("file_size", 0), row.getLong("file_mtime", 0), row.getString("column", 0),
+              row.getLong("num_rows", 0), row.getLong("num_nulls", 0), row.getString("blocks_file", 0),
+              row.getLong("blocks_offset", 0), row.getInteger("blocks_count", 0), row.getInteger("blocks_position", 0),
+              row.getInteger("bitset_bytes", 0), row.getLong(Checksums.FilterChecksum, 0))
+            val intact = fields.checksum(seed) == row.getLong(Checksums.RowChecksum, 0)
+            if (!intact) damaged += 1
+            if (intact && !droppedFileIds.contains(fields.fileId)) {
+              val path = fields.path
+              val size = fields.size
+              val mtime = fields.mtime
+              val column = fields.column
+              val count = fields.blocksCount
               val member = if (count == 0) { corrupt += 1; None } else {
-                val file = new Path(blocksDir, row.getString("blocks_file", 0))
-                val offset = row.getLong("blocks_offset", 0)
+                val file = new Path(blocksDir, fields.blocksFile)
+                val offset = fields.blocksOffset
                 val group = groups.getOrElseUpdate((file, offset),
-                  FilterBlocks.Group(groups.size, file, offset, count, row.getInteger("bitset_bytes", 0)))
-                Some(FilterBlocks.Member(group, row.getInteger("blocks_position", 0)))
+                  FilterBlocks.Group(groups.size, file, offset, count, fields.bitsetBytes))
+                Some(FilterBlocks.Member(group, fields.blocksPosition))
               }
               val entry = ColumnEntry(row.getLong("num_rows", 0), row.getLong("num_nulls", 0), member, reader)
               val key = keys.getOrElseUpdate(path, IndexBuild.listedFileKey(path)) // one parse per file, not per column
@@ -132,7 +157,15 @@ object IndexData {
             row = rows.read()
           }
         } finally rows.close()
-      }
+        if (damaged > 0) {
+          IndexDamage.record(part, s"$damaged rows of the file table fail their checksums")
+          damaged = 0
+        }
+      } catch {
+        case e: OlderLayoutException => throw e
+        // Not readable as a file table: none of its rows is used (their files are read).
+        case NonFatal(e) => IndexDamage.record(part, s"the file table part cannot be read ($e)")
+      }}
     }
     val files = byFile.iterator.map { case (k, (s, m, cols)) => k -> IndexedFile(s, m, cols.toMap) }.toMap
     new IndexData(dataPaths, files, bytes, corrupt)

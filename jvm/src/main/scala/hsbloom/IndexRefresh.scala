@@ -153,8 +153,8 @@ object IndexRefresh {
     val keptIds = mapper.readValue(keptIdsJson, classOf[Array[Long]]).toSeq.map(id => Row(id))
     val kept = spark.createDataFrame(keptIds.asJava, new StructType().add("file_id", LongType, nullable = false))
     // File ids are unique across a version's directories (docs/refresh.md), so the kept ids pick each row once.
-    val carried = IndexTables.readFileTables(spark, oldPaths).join(broadcast(kept), "file_id")
-    val appended = Option(appendedPath).map(IndexTables.readFileTable(spark, _))
+    val carried = IndexTables.readVerifiedFileTables(spark, oldPaths).join(broadcast(kept), "file_id")
+    val appended = Option(appendedPath).map(p => IndexTables.readVerifiedFileTables(spark, Seq(p)))
     // The statistics are observed while the table is written: no second pass over it.
     val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
     val observation = Observation("hsbloom refresh statistics")
