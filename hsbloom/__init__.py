@@ -10,11 +10,13 @@ from hsbloom.hashing import UnsupportedTypeError, hash_array, hash_scalar
 from hsbloom.hyperspace import Hyperspace
 from hsbloom.sbbf import Sbbf, SbbfFormatError
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
+from hsbloom.session_checks import HsbloomSessionError
 from hsbloom.version import __version__
 
 __all__ = [
     "BFIndexConfig",
     "HsbloomJarError",
+    "HsbloomSessionError",
     "Hyperspace",
     "Sbbf",
     "SbbfFormatError",

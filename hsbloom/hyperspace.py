@@ -17,12 +17,16 @@ from hsbloom import actions, catalog, explain, refresh
 from hsbloom.catalog import IndexInfo
 from hsbloom.config import BFIndexConfig
 from hsbloom.refresh import RefreshResult
+from hsbloom.session import default_jar_path
+from hsbloom.session_checks import require_hsbloom_session
 
 
 class Hyperspace:
     """Create, list and manage the Bloom filter indexes of a SparkSession's system path."""
 
     def __init__(self, spark: Any) -> None:
+        """Raises HsbloomSessionError, saying how to fix it, if `spark` cannot run hsbloom."""
+        require_hsbloom_session(spark, jar_hint=str(default_jar_path()))
         self.spark = spark
 
     def create_index(self, df: Any, config: BFIndexConfig) -> None:

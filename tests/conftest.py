@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -20,7 +18,6 @@ def spark(tmp_path_factory):
 
     import hsbloom
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     warehouse = tmp_path_factory.mktemp("warehouse")
     builder = (
         SparkSession.builder.master("local[2]")

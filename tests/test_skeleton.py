@@ -34,21 +34,17 @@ def test_configure_sets_extension_delta_and_python(spark):
     assert hs_session.EXTENSION_CLASS in extensions
     assert hs_session.DELTA_EXTENSION_CLASS in extensions
     assert conf.get("spark.sql.catalog.spark_catalog") == hs_session.DELTA_CATALOG_CLASS
-    assert conf.get("spark.pyspark.python") == sys.executable
-    assert "hsbloom.jar" in conf.get("spark.jars")
+    assert spark.sparkContext.pythonExec == sys.executable
+    assert conf.get("spark.driver.extraClassPath").endswith("hsbloom.jar")
 
 
 def test_configure_keeps_existing_settings():
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.config("spark.sql.extensions", "com.example.Ext").config("spark.jars", "/x.jar")
-    builder = hsbloom.configure(builder)
-    options = builder._options
+    options = hsbloom.configure(builder)._options
     assert options["spark.sql.extensions"] == f"com.example.Ext,{hs_session.EXTENSION_CLASS}"
-    assert options["spark.jars"].startswith("/x.jar,")
-    # Builder options are global in pyspark; undo so other tests see a clean builder.
-    for key in ("spark.sql.extensions", "spark.jars", "spark.pyspark.python", "spark.pyspark.driver.python"):
-        options.pop(key, None)
+    assert options["spark.jars"] == "/x.jar"
 
 
 def test_enable_and_disable_toggle_the_conf(spark):
