@@ -131,20 +131,6 @@ def test_jar_for_another_spark_fails_session_start_in_the_jvm(tmp_path):
     assert "was built for Spark 3.5.0 but this session runs Spark 4." in output
 
 
-def test_wheel_contains_the_jar(tmp_path):
-    out = tmp_path / "wheel"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = out.glob("hsbloom-*.whl")
-    with zipfile.ZipFile(wheel) as zf:
-        names = zf.namelist()
-    assert "hsbloom/jars/hsbloom.jar" in names
-    assert "hsbloom/session.py" in names
-
-
 def test_py4j_replies_on_every_thread_get_nagle_turned_off(spark):
     """Each Python thread has its own py4j socket; hsbloom turns Nagle off on each, and long replies stay whole.
 
