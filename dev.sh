@@ -15,10 +15,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="$ROOT/.venv"
 PY="$VENV/bin/python"
 STAMPS="$ROOT/.stamps"
-JAR="$ROOT/hsbloom/jars/hsbloom.jar"
-SBT_VERSION="$(sed -n 's/^sbt.version=//p' "$ROOT/jvm/project/build.properties")"
-LAUNCHER_DIR="$ROOT/jvm/.launcher"
-LAUNCHER="$LAUNCHER_DIR/sbt-launch-$SBT_VERSION.jar"
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 
@@ -52,45 +48,10 @@ spark_jars_dir() {
   "$PY" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))'
 }
 
-fetch_sbt_launcher() {
-  [ -f "$LAUNCHER" ] && return 0
-  command -v java >/dev/null 2>&1 || { log "Java 17 is required to build the jar (java not found)"; return 1; }
-  if ! command -v mvn >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      log "installing Maven (it fetches the sbt launcher) with apt-get"
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null
-    else
-      log "Maven (mvn) is needed once to fetch the sbt launcher; install it and re-run"; return 1
-    fi
-  fi
-  log "fetching sbt-launch $SBT_VERSION from Maven Central"
-  mkdir -p "$LAUNCHER_DIR"
-  mvn -q -B dependency:copy -Dartifact="org.scala-sbt:sbt-launch:$SBT_VERSION" -DoutputDirectory="$LAUNCHER_DIR"
-  [ -f "$LAUNCHER" ] || { log "sbt launcher did not arrive at $LAUNCHER"; return 1; }
-}
-
-run_sbt() {
-  fetch_sbt_launcher
-  (cd "$ROOT/jvm" && SPARK_JARS_DIR="$(spark_jars_dir)" java \
-      -Xmx2g -Xss4m \
-      -Dsbt.repository.config="$ROOT/jvm/project/repositories" -Dsbt.override.build.repos=true \
-      -Dsbt.ci=true -Dsbt.color=false -Dsbt.supershell=false -Dsbt.server.forcestart=false \
-      -jar "$LAUNCHER" "$@" </dev/null)
-}
-
-jar_is_current() {
-  [ -f "$JAR" ] || return 1
-  [ -z "$(find "$ROOT/jvm/src/main" "$ROOT/jvm/build.sbt" "$ROOT/jvm/project" "$ROOT/hsbloom/version.py" \
-            -path "$ROOT/jvm/project/target" -prune -o -type f -newer "$JAR" -print | head -1)" ] || return 1
-  # A jar built against another pyspark is stale too.
-  "$PY" -c 'import sys, hsbloom.session as s; sys.exit(0 if s.jar_build_info(s.default_jar_path())["spark.version"] == s.running_spark_version() else 1)'
-}
-
-build_jar() {
-  if jar_is_current; then return 0; fi
-  log "building the hsbloom jar with sbt $SBT_VERSION"
-  run_sbt package
-}
+# The jar is built by jvm/build-jar.sh, which the wheel build (setup.py) runs too.
+build_jar_script() { SPARK_JARS_DIR="$(spark_jars_dir)" PYTHON="$PY" "$ROOT/jvm/build-jar.sh" "$@"; }
+build_jar() { build_jar_script package; }
+run_sbt() { build_jar_script sbt "$@"; }
 
 setup() { setup_python; build_jar; }
 

@@ -1,13 +1,15 @@
 """hsbloom quickstart: index a table of many files, then look up one key.
 
 Run it with `./dev.sh example` (which sets everything up first). It writes a
-local dataset under examples/data/ (reused on later runs), builds a Bloom
-filter index on two high-cardinality keys, and runs the same point lookups
-with hsbloom off and on: same rows, far fewer files read.
+local dataset under data/ beside this script (reused on later runs), builds a
+Bloom filter index on two high-cardinality keys, and runs the same point
+lookups with hsbloom off and on: same rows, far fewer files read.
+`--rows N --files M` sets the dataset's size (a new size writes it afresh).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -18,26 +20,23 @@ import hsbloom
 from hsbloom.explain import files_read
 
 DATA = Path(__file__).resolve().parent / "data"
-EVENTS = DATA / "events"
-NUM_ROWS = 4_000_000
-NUM_FILES = 200
 INDEX = "events_keys"
 
 
-def make_dataset(spark: SparkSession) -> None:
-    """Write NUM_ROWS rows in NUM_FILES Parquet files: a random long user id and a uuid trace id per row."""
-    if (EVENTS / "_SUCCESS").exists():
+def make_dataset(spark: SparkSession, events: Path, num_rows: int, num_files: int) -> None:
+    """Write num_rows rows in num_files Parquet files: a random long user id and a uuid trace id per row."""
+    if (events / "_SUCCESS").exists():
         return
-    print(f"writing {NUM_ROWS:,} rows in {NUM_FILES} files to {EVENTS} ...")
+    print(f"writing {num_rows:,} rows in {num_files} files to {events} ...")
     (
-        spark.range(NUM_ROWS, numPartitions=NUM_FILES)
+        spark.range(num_rows, numPartitions=num_files)
         .select(
             F.xxhash64("id").alias("user_id"),
             F.expr("uuid()").alias("trace_id"),
             (F.rand(7) * 1000).alias("amount"),
         )
         .write.mode("overwrite")
-        .parquet(str(EVENTS))
+        .parquet(str(events))
     )
 
 
@@ -52,6 +51,11 @@ def timed_lookup(lookup: DataFrame) -> tuple[int, float, int]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=4_000_000, help="rows in the dataset")
+    parser.add_argument("--files", type=int, default=200, help="Parquet files in the dataset")
+    args = parser.parse_args()
+    events_path = DATA / f"events-{args.rows}-{args.files}"
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("hsbloom-quickstart")
@@ -61,9 +65,9 @@ def main() -> None:
     spark = hsbloom.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     print(f"hsbloom {hsbloom.__version__} on Spark {spark.version}")
-    make_dataset(spark)
+    make_dataset(spark, events_path, args.rows, args.files)
 
-    events = spark.read.parquet(str(EVENTS))
+    events = spark.read.parquet(str(events_path))
     hs = hsbloom.Hyperspace(spark)
     if INDEX in [r["name"] for r in hs.indexes().collect()]:
         # A previous run's index, possibly written by an older hsbloom: build it afresh.
@@ -75,7 +79,7 @@ def main() -> None:
     info = hs.index(INDEX)
     print(f"index {INDEX}: {info.num_files} files, {info.index_bytes / 1e6:.1f} MB")
 
-    sample = events.select("user_id", "trace_id").where(F.rand(3) < 1e-5).limit(1).first()
+    sample = events.select("user_id", "trace_id").where(F.rand(3) < 40 / args.rows).limit(1).first()
     lookups = {
         f"user_id = {sample.user_id}": events.where(F.col("user_id") == sample.user_id),
         f"trace_id = '{sample.trace_id}'": events.where(F.col("trace_id") == sample.trace_id),

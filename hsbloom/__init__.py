@@ -11,11 +11,13 @@ from hsbloom.hyperspace import Hyperspace
 from hsbloom.sbbf import Sbbf, SbbfFormatError
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
 from hsbloom.verify import VerifyResult
+from hsbloom.session_checks import HsbloomSessionError
 from hsbloom.version import __version__
 
 __all__ = [
     "BFIndexConfig",
     "HsbloomJarError",
+    "HsbloomSessionError",
     "Hyperspace",
     "Sbbf",
     "SbbfFormatError",

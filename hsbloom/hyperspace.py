@@ -19,12 +19,16 @@ from hsbloom.config import BFIndexConfig
 from hsbloom.failures import hsbloom_errors
 from hsbloom.refresh import RefreshResult
 from hsbloom.verify import VerifyResult
+from hsbloom.session import default_jar_path
+from hsbloom.session_checks import require_hsbloom_session
 
 
 class Hyperspace:
     """Create, list and manage the Bloom filter indexes of a SparkSession's system path."""
 
     def __init__(self, spark: Any) -> None:
+        """Raises HsbloomSessionError, saying how to fix it, if `spark` cannot run hsbloom."""
+        require_hsbloom_session(spark, jar_hint=str(default_jar_path()))
         self.spark = spark
 
     def create_index(self, df: Any, config: BFIndexConfig) -> None:

@@ -3,6 +3,12 @@
 The jar is checked here, before Spark starts, because a missing jar would
 otherwise only be a warning in Spark's log (Spark skips extensions whose class
 it cannot load) and a jar built for another Spark would fail deep inside the JVM.
+
+Version contract: hsbloom supports exactly the pyspark and delta-spark versions pinned in pyproject.toml
+(pyspark 4.2.0, delta-spark 4.4.0), and a jar runs only on the Spark release it was compiled against
+(`check_jar` here, `BuildInfo.checkSparkVersion` in the jar). The jar uses Spark-internal Catalyst APIs,
+which Spark does not promise to keep between patch releases, and no later 4.2.x has been tested: a jar
+built for 4.2.0 is refused on 4.2.1 until it has been, rather than risking failures inside queries.
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-EXTENSION_CLASS = "hsbloom.HsbloomExtension"
+from hsbloom.session_checks import EXTENSION_CLASS, refuse_connect_builder, require_hsbloom_session
+
 DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 ENABLED_CONF = "spark.hsbloom.enabled"
 JAR_ENV = "HSBLOOM_JAR"
+SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
 
 class HsbloomJarError(RuntimeError):
@@ -33,6 +41,16 @@ def default_jar_path() -> Path:
     return Path(__file__).resolve().parent / "jars" / "hsbloom.jar"
 
 
+def _how_to_get_a_jar() -> str:
+    """Build it in a source checkout; an installed package cannot build, so say what can be done there."""
+    if (SOURCE_ROOT / "dev.sh").is_file() and (SOURCE_ROOT / "jvm" / "build.sbt").is_file():
+        return f"build it with ./dev.sh build in {SOURCE_ROOT} (or point {JAR_ENV} at a built jar)"
+    return (
+        "this installed hsbloom carries no usable jar: install a wheel that includes hsbloom/jars/hsbloom.jar "
+        f"(`pip wheel` of an hsbloom source tree builds it, docs/deploy.md), or point {JAR_ENV} at a built jar"
+    )
+
+
 def running_spark_version() -> str:
     import pyspark
 
@@ -42,15 +60,12 @@ def running_spark_version() -> str:
 def jar_build_info(jar: Path) -> dict[str, str]:
     """The `hsbloom-build.properties` that sbt writes into the jar (versions it was built for)."""
     if not jar.is_file():
-        raise HsbloomJarError(
-            f"hsbloom jar not found at {jar}; build it with ./dev.sh build "
-            f"(or point {JAR_ENV} at a built jar)"
-        )
+        raise HsbloomJarError(f"hsbloom jar not found at {jar}; {_how_to_get_a_jar()}")
     try:
         with zipfile.ZipFile(jar) as zf:
             text = zf.read("hsbloom-build.properties").decode("utf-8")
     except (zipfile.BadZipFile, KeyError) as exc:
-        raise HsbloomJarError(f"{jar} is not an hsbloom jar ({exc}); rebuild it with ./dev.sh build") from exc
+        raise HsbloomJarError(f"{jar} is not an hsbloom jar ({exc}); {_how_to_get_a_jar()}") from exc
     info = {}
     for line in text.splitlines():
         if line and not line.startswith("#") and "=" in line:
@@ -67,7 +82,7 @@ def check_jar(jar: Path, spark_version: str | None = None) -> dict[str, str]:
     if built_for != spark_version:
         raise HsbloomJarError(
             f"hsbloom jar {jar} was built for Spark {built_for} but this session runs Spark {spark_version}; "
-            f"rebuild it against Spark {spark_version} with ./dev.sh build, or install the matching pyspark"
+            f"install pyspark=={built_for}, or get a jar built for Spark {spark_version}: {_how_to_get_a_jar()}"
         )
     return info
 
@@ -82,30 +97,36 @@ def delta_maven_coordinate() -> str:
     return f"io.delta:delta-spark_{spark_minor}_2.13:{delta_version}"
 
 
-def _merged(existing: str | None, *values: str) -> str:
-    items = [v.strip() for v in (existing or "").split(",") if v.strip()]
+def _merged(existing: str | None, *values: str, separator: str = ",") -> str:
+    items = [v.strip() for v in (existing or "").split(separator) if v.strip()]
     for value in values:
         if value not in items:
             items.append(value)
-    return ",".join(items)
+    return separator.join(items)
 
 
 def configure(builder: Any, delta: bool = False, jar: str | os.PathLike[str] | None = None) -> Any:
-    """Return `builder` (a `SparkSession.Builder`) set up for hsbloom.
+    """Return `builder` (a classic `SparkSession.Builder`) set up for hsbloom.
 
-    Adds the jar to `spark.jars`, hsbloom's extension to `spark.sql.extensions`
-    (with Delta's extension, catalog and package when `delta=True`), and points
-    `spark.pyspark.python` at this interpreter so Python workers match the driver.
-    Settings already on the builder are kept and extended, not replaced.
+    Puts the jar on the driver's classpath (`spark.driver.extraClassPath`; the extension ships it to the
+    executors itself), adds hsbloom's extension to `spark.sql.extensions` (with Delta's extension, catalog
+    and package when `delta=True`), and makes Python workers run this interpreter by setting the
+    PYSPARK_PYTHON environment variable, which PySpark reads when the session starts, unless it is set.
+    Settings already on the builder are kept and extended, not replaced. A Spark Connect builder is
+    refused with HsbloomSessionError.
+
+    The jar does not go into `spark.jars`: a builder's `spark.jars` replaces the list spark-submit makes
+    from `spark.jars.packages`, which left Delta's jars off a cluster's executor classpath.
     """
+    refuse_connect_builder(builder)
     jar_path = Path(jar) if jar is not None else default_jar_path()
     check_jar(jar_path)
     options: dict[str, str] = dict(getattr(builder, "_options", {}))
     extensions = [EXTENSION_CLASS] + ([DELTA_EXTENSION_CLASS] if delta else [])
-    builder = builder.config("spark.jars", _merged(options.get("spark.jars"), str(jar_path.resolve())))
+    classpath = _merged(options.get("spark.driver.extraClassPath"), str(jar_path.resolve()), separator=os.pathsep)
+    builder = builder.config("spark.driver.extraClassPath", classpath)
     builder = builder.config("spark.sql.extensions", _merged(options.get("spark.sql.extensions"), *extensions))
-    builder = builder.config("spark.pyspark.python", sys.executable)
-    builder = builder.config("spark.pyspark.driver.python", sys.executable)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if delta:
         builder = builder.config(
             "spark.jars.packages", _merged(options.get("spark.jars.packages"), delta_maven_coordinate())
@@ -115,7 +136,8 @@ def configure(builder: Any, delta: bool = False, jar: str | os.PathLike[str] | N
 
 
 def enable(spark: Any) -> None:
-    """Turn hsbloom's query acceleration on for this session."""
+    """Turn hsbloom's query acceleration on for this session (HsbloomSessionError if it has no hsbloom)."""
+    require_hsbloom_session(spark, jar_hint=str(default_jar_path()))
     spark.conf.set(ENABLED_CONF, "true")
 
 

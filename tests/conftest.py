@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -11,7 +9,7 @@ from typing import Iterator
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_VECTORS = ROOT.parent / "shared" / "vectors"
+EXTERNAL_VECTORS = ROOT / "tests" / "vectors" / "external"
 
 
 @pytest.fixture(scope="session")
@@ -20,7 +18,6 @@ def spark(tmp_path_factory):
 
     import hsbloom
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     warehouse = tmp_path_factory.mktemp("warehouse")
     builder = (
         SparkSession.builder.master("local[2]")
@@ -43,10 +40,10 @@ def spark(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def shared_vectors() -> Path:
-    """../shared/vectors: SBBF files written by other Parquet implementations."""
-    assert SHARED_VECTORS.is_dir(), f"shared test vectors missing at {SHARED_VECTORS}"
-    return SHARED_VECTORS
+def external_vectors() -> Path:
+    """tests/vectors/external: SBBF files written by other Parquet implementations (see its README)."""
+    assert EXTERNAL_VECTORS.is_dir(), f"external test vectors missing at {EXTERNAL_VECTORS}"
+    return EXTERNAL_VECTORS
 
 
 @contextmanager

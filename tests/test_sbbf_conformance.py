@@ -1,5 +1,5 @@
-"""hsbloom's SBBF against filters other Parquet implementations wrote (../shared/vectors, see its
-README) and against the cross-language vectors computed by parquet-java (tests/vectors)."""
+"""hsbloom's SBBF against filters other Parquet implementations wrote (tests/vectors/external,
+see its README) and against the cross-language vectors computed by parquet-java (tests/vectors)."""
 
 from __future__ import annotations
 
@@ -71,11 +71,11 @@ def test_arrow_rs_fixture_is_the_first_string_filter():
     assert list(f.bitset) == bitset
 
 
-# -- ../shared/vectors ------------------------------------------------------------------------
+# -- tests/vectors/external -------------------------------------------------------------------
 
 
-def test_parquet_mr_xxhash_filter_file(shared_vectors):
-    blob = (shared_vectors / "bloom_filter.xxhash.bin").read_bytes()
+def test_parquet_mr_xxhash_filter_file(external_vectors):
+    blob = (external_vectors / "bloom_filter.xxhash.bin").read_bytes()
     assert blob[:16].hex() == "1580101c1c00001c1c00001c1c000000"
     assert read_header(blob) == (16, 1024)
     f = Sbbf.from_bytes(blob)
@@ -85,8 +85,8 @@ def test_parquet_mr_xxhash_filter_file(shared_vectors):
     assert rebuilt.to_bytes() == blob
 
 
-def test_deprecated_murmur3_filter_file_is_rejected(shared_vectors):
-    blob = (shared_vectors / "bloom_filter.bin").read_bytes()
+def test_deprecated_murmur3_filter_file_is_rejected(external_vectors):
+    blob = (external_vectors / "bloom_filter.bin").read_bytes()
     with pytest.raises(SbbfFormatError, match="deprecated pre-release Parquet Bloom filter format.*MURMUR3"):
         Sbbf.from_bytes(blob)
     with pytest.raises(SbbfFormatError, match="MURMUR3"):
@@ -100,8 +100,8 @@ def test_deprecated_murmur3_filter_file_is_rejected(shared_vectors):
         ("data_index_bloom_encoding_with_length.parquet", 253, 2064, 2048),  # parquet-rs 49
     ],
 )
-def test_data_index_files_rebuild_from_their_fourteen_strings(shared_vectors, name, offset, length, bitset_bytes):
-    path = shared_vectors / name
+def test_data_index_files_rebuild_from_their_fourteen_strings(external_vectors, name, offset, length, bitset_bytes):
+    path = external_vectors / name
     chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
     assert (chunk.bloom_filter_offset, chunk.bloom_filter_length) == (offset, length)
     blob = column_filter_blobs(path)[(0, "String")]
@@ -122,8 +122,8 @@ def test_data_index_files_rebuild_from_their_fourteen_strings(shared_vectors, na
 
 
 @pytest.mark.parametrize("letter, value", [("a", 1), ("b", 2), ("c", 3)])
-def test_duckdb_single_value_filters(shared_vectors, letter, value):
-    path = shared_vectors / f"duckdb_multi_bloom_{letter}.parquet"
+def test_duckdb_single_value_filters(external_vectors, letter, value):
+    path = external_vectors / f"duckdb_multi_bloom_{letter}.parquet"
     chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
     assert (chunk.bloom_filter_offset, chunk.bloom_filter_length) == (51, 47)
     blob = column_filter_blobs(path)[(0, "a")]
@@ -141,8 +141,8 @@ def test_duckdb_single_value_filters(shared_vectors, letter, value):
         ("duckdb_bloom_filter_short_numbytes.parquet", "numBytes=256, but 512 bytes follow the 16-byte header"),
     ],
 )
-def test_corrupt_duckdb_filters_are_refused(shared_vectors, name, message):
-    path = shared_vectors / name
+def test_corrupt_duckdb_filters_are_refused(external_vectors, name, message):
+    path = external_vectors / name
     blobs = column_filter_blobs(path)
     with pytest.raises(SbbfFormatError, match=message):
         Sbbf.from_bytes(blobs.pop((0, "r")))
@@ -154,14 +154,14 @@ def test_corrupt_duckdb_filters_are_refused(shared_vectors, name, message):
             Sbbf.from_bytes(blob)
 
 
-def test_bad_length_range_points_past_the_end_of_the_file(shared_vectors):
-    path = shared_vectors / "duckdb_bloom_filter_bad_length_range.parquet"
+def test_bad_length_range_points_past_the_end_of_the_file(external_vectors):
+    path = external_vectors / "duckdb_bloom_filter_bad_length_range.parquet"
     chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
     assert chunk.bloom_filter_offset + chunk.bloom_filter_length > path.stat().st_size
 
 
-def test_impala_file_all_sixteen_filters_rebuild(shared_vectors):
-    path = shared_vectors / "impala_parquet-bloom-filtering.parquet"
+def test_impala_file_all_sixteen_filters_rebuild(external_vectors):
+    path = external_vectors / "impala_parquet-bloom-filtering.parquet"
     parquet = pq.ParquetFile(path)
     blobs = column_filter_blobs(path)
     assert len(blobs) == 16

@@ -15,6 +15,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Li
 class HsbloomExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     BuildInfo.checkSparkVersion(org.apache.spark.SPARK_VERSION)
+    ExecutorJar.ensureShipped(org.apache.spark.SparkContext.getOrCreate())
     extensions.injectOptimizerRule(session => new FilePruningRule(session))
     extensions.injectPreCBORule(session => new JoinFilterRule(session))
     extensions.injectColumnar(session => DeltaScanPruningRule.asColumnarRule(session))

@@ -12,7 +12,9 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 class SbbfSuite extends AnyFunSuite {
-  private val sharedVectors = Paths.get("..", "..", "shared", "vectors")
+  /** Filters other Parquet implementations wrote (tests/vectors/external, see its README). */
+  private val externalVectors =
+    Paths.get(sys.env.getOrElse("HSBLOOM_VECTORS", "../tests/vectors")).resolve("external")
 
   private def hex(bytes: Array[Byte]): String = bytes.map(b => f"${b & 0xff}%02x").mkString
 
@@ -28,7 +30,7 @@ class SbbfSuite extends AnyFunSuite {
   }
 
   test("parquet-mr's bloom_filter.xxhash.bin: header, bitset and the four strings") {
-    val bytes = Files.readAllBytes(sharedVectors.resolve("bloom_filter.xxhash.bin"))
+    val bytes = Files.readAllBytes(externalVectors.resolve("bloom_filter.xxhash.bin"))
     val header = Sbbf.parseHeader(bytes)
     assert(header == Sbbf.Header(1024, 16))
     assert(hex(bytes.take(16)) == "1580101c1c00001c1c00001c1c000000")
@@ -41,7 +43,7 @@ class SbbfSuite extends AnyFunSuite {
   }
 
   test("the deprecated Murmur3 format is refused with a message saying so") {
-    val bytes = Files.readAllBytes(sharedVectors.resolve("bloom_filter.bin"))
+    val bytes = Files.readAllBytes(externalVectors.resolve("bloom_filter.bin"))
     val e = intercept[SbbfFormatException](Sbbf.fromBytes(bytes))
     assert(e.getMessage.contains("Murmur3"))
   }

@@ -1,0 +1,144 @@
+"""The driver program of tests/test_cluster.py: hsbloom on a real standalone cluster, as a user runs it.
+
+    python tests/cluster_driver.py MASTER_URL WORK_DIR
+
+Starts its session with `hsbloom.configure(builder, delta=True)` only (no PYSPARK_PYTHON, no spark.jars),
+runs each scenario with hsbloom on and off, and prints one line `RESULTS <json>` for the tests to judge.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import hsbloom
+from hsbloom.explain import explain_string
+
+
+def start(master: str, work: Path) -> Any:
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("hsbloom-cluster-test")
+        .config("spark.executor.memory", "512m")
+        .config("spark.executor.cores", "1")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.databricks.delta.snapshotPartitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.warehouse.dir", str(work / "warehouse"))
+        .config("spark.hsbloom.system.path", str(work / "indexes"))
+        .config("spark.sql.autoBroadcastJoinThreshold", "-1")  # shuffle joins, where hsbloom injects
+    )
+    spark = hsbloom.configure(builder, delta=True).getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def rows_and_files(df: Any) -> tuple[list[tuple], int]:
+    """The sorted rows of `df` and how many files its scans read, from one run (as explain.file_counts)."""
+    fresh = df.select("*")
+    rows = sorted(tuple(row) for row in fresh.collect())
+    plan = fresh._jdf.queryExecution().executedPlan()
+    return rows, int(df.sparkSession._jvm.hsbloom.PruningExplain.filesRead(plan))
+
+
+def on_and_off(spark: Any, query: Callable[[], Any]) -> dict[str, Any]:
+    """The sorted rows and files read of `query()` with hsbloom on, then off."""
+    result = {}
+    for state, switch in (("on", hsbloom.enable), ("off", hsbloom.disable)):
+        switch(spark)
+        result[state], result[f"files_{state}"] = rows_and_files(query())
+    hsbloom.disable(spark)
+    return result
+
+
+def parquet_scenarios(spark: Any, work: Path, out: dict[str, Any]) -> None:
+    events, dim = str(work / "events"), str(work / "dim")
+    # 8 files of 500 consecutive ids each; s and k derive from the id.
+    (spark.range(0, 4000, numPartitions=8).withColumn("s", F.concat(F.lit("u-"), F.col("id").cast("string")))
+     .withColumn("k", (F.col("id") % 7).cast("int")).write.parquet(events))  # fmt: skip
+    (spark.createDataFrame([(100, "u-100"), (2100, "u-2100"), (9000, "u-9000")], "id long, s string")
+     .repartition(2).write.parquet(dim))  # fmt: skip
+    hs = hsbloom.Hyperspace(spark)
+    hs.create_index(spark.read.parquet(events), hsbloom.BFIndexConfig("events", ["id", "s"]))
+    hs.create_index(spark.read.parquet(dim), hsbloom.BFIndexConfig("dim", ["s"]))
+    out["indexes"] = sorted(row.name for row in hs.indexes().collect())  # runs a Python worker on an executor
+    read = lambda: spark.read.parquet(events)  # noqa: E731
+    out["lookup"] = on_and_off(spark, lambda: read().where("id = 1234"))
+    out["in_list"] = on_and_off(spark, lambda: read().where("s IN ('u-10', 'u-2010', 'u-99999')"))
+
+    def join() -> Any:
+        small = spark.read.parquet(dim).where("id < 5000").alias("d")
+        return read().alias("e").join(small, F.col("e.s") == F.col("d.s")).select("e.id", "e.k", "d.id")
+
+    out["join"] = on_and_off(spark, join)
+    hsbloom.enable(spark)
+    out["join_explain"] = explain_string(join())
+    hsbloom.disable(spark)
+    spark.range(4000, 5000, numPartitions=2).withColumn("s", F.concat(F.lit("u-"), F.col("id").cast("string"))) \
+        .withColumn("k", (F.col("id") % 7).cast("int")).write.mode("append").parquet(events)
+    result = hs.refresh_index("events", "incremental")
+    out["refresh"] = {"refreshed": result.refreshed, "appended_files": result.appended_files}
+    out["lookup_appended"] = on_and_off(spark, lambda: read().where("id = 4321 OR s = 'u-17'"))
+
+
+def delta_scenarios(spark: Any, work: Path, out: dict[str, Any]) -> None:
+    table = str(work / "lake")
+    (spark.range(0, 2000, numPartitions=4).withColumn("name", F.concat(F.lit("n-"), F.col("id").cast("string")))
+     .write.format("delta").option("delta.enableDeletionVectors", "true").save(table))  # fmt: skip
+    hs = hsbloom.Hyperspace(spark)
+    hs.create_index(spark.read.format("delta").load(table), hsbloom.BFIndexConfig("lake", ["id", "name"]))
+    spark.sql(f"DELETE FROM delta.`{table}` WHERE id % 3 = 0")
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{table}`").orderBy("version").collect()
+    out["delta_operations"] = [row.operation for row in history]
+    out["delta_deletion_vectors"] = int(history[-1].operationMetrics.get("numDeletionVectorsAdded", "0"))
+    latest = lambda: spark.read.format("delta").load(table)  # noqa: E731
+    first = lambda: spark.read.format("delta").option("versionAsOf", 0).load(table)  # noqa: E731
+    out["delta_lookup"] = on_and_off(spark, lambda: latest().where("id IN (3, 4, 1501)"))
+    out["delta_time_travel"] = on_and_off(spark, lambda: first().where("id IN (3, 4, 1501)"))
+    result = hs.refresh_index("lake", "incremental")
+    out["delta_refresh_after_delete"] = {"refreshed": result.refreshed, "message": result.message}
+    spark.range(5000, 5100, numPartitions=1).withColumn("name", F.concat(F.lit("n-"), F.col("id").cast("string"))) \
+        .write.format("delta").mode("append").save(table)
+    result = hs.refresh_index("lake", "incremental")
+    out["delta_refresh_after_append"] = {"refreshed": result.refreshed, "appended_files": result.appended_files}
+    out["delta_lookup_appended"] = on_and_off(spark, lambda: latest().where("name = 'n-5050' OR id = 1502"))
+
+
+def phase(name: str, began: list[float]) -> None:
+    """How long each phase took, to the driver's log (for whoever looks into a slow run)."""
+    now = time.monotonic()
+    print(f"cluster_driver: {name} took {now - began[0]:.1f} s", file=sys.stderr, flush=True)
+    began[0] = now
+
+
+def main(master: str, work_dir: str) -> None:
+    work = Path(work_dir)
+    began = [time.monotonic()]
+    spark = start(master, work)
+    phase("session start", began)
+    sc = spark.sparkContext
+    out: dict[str, Any] = {
+        "master": sc.master,
+        "driver_python": sys.executable,
+        "worker_pythons": sorted(set(sc.parallelize(range(4), 2).map(lambda _: sys.executable).collect())),
+    }
+    phase("python workers", began)
+    parquet_scenarios(spark, work, out)
+    phase("parquet scenarios", began)
+    delta_scenarios(spark, work, out)
+    phase("delta scenarios", began)
+    out["executors"] = sc._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver
+    print("RESULTS " + json.dumps(out), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
