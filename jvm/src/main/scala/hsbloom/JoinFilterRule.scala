@@ -72,6 +72,9 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
 
   private def timeZone: String = session.sessionState.conf.sessionLocalTimeZone
 
+  /** False applies every feature wherever it is correct (for differential tests of the features themselves). */
+  private def costModelOn: Boolean = setting(session, CostModelConf, "true").toBoolean
+
   private def withGlobalFilter(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
       sourceKey: Expression, nullSafe: Boolean, label: String): Option[LogicalPlan] = {
     val column = JoinKeys.columnOf(source, sourceKey).filterNot(c => FilePruningRule.isDelta(c.fs)).orNull
@@ -87,17 +90,18 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     }
     val maxBytes = setting(session, MaxGlobalFilterBytesConf, DefaultMaxGlobalFilterBytes.toString).toLong
     val threshold = session.sessionState.conf.autoBroadcastJoinThreshold
-    if (!probablyShuffled(target, source)) {
+    val modelled = costModelOn
+    if (modelled && !probablyShuffled(target, source)) {
       return skip(s"a side is estimated within the broadcast threshold ($threshold bytes): " +
         s"${target.stats.sizeInBytes} and ${source.stats.sizeInBytes} bytes")
     }
-    if (sparkRuntimeFilterApplies(target, source)) return skip("Spark's own runtime Bloom filter applies on this side")
+    if (modelled && sparkRuntimeFilterApplies(target, source)) return skip("Spark's own runtime Bloom filter applies on this side")
     if (summary.globalFilterBytes > maxBytes) {
       return skip(s"its ${summary.globalFilterBytes} bytes exceed $MaxGlobalFilterBytesConf ($maxBytes)")
     }
     val probedDistinct = probedColumnStats(target, targetKey).map(_.ndv).filter(_ > 0)
-    val decision = JoinCostModel.globalFilter(summary.ndv, probedDistinct, c.index.entry.fpp,
-      summary.globalFilterBytes, target.stats.sizeInBytes)
+    val decision = if (!modelled) JoinCostModel.Apply(s"$CostModelConf is false") else JoinCostModel.globalFilter(
+      summary.ndv, probedDistinct, c.index.entry.fpp, summary.globalFilterBytes, target.stats.sizeInBytes)
     if (!decision.applies) return skip(decision.reason)
     if (!everyFileIndexed(column.fs.location, c.index)) {
       return skip("the indexed side lists files the index lacks (added or changed since the build), or lists " +
@@ -142,16 +146,19 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
       case Left(reason) => return skip(reason)
       case Right(relation) => relation
     }
-    if (!smallBuildSide(source)) return skip("the build side filters no rows and is not small")
-    if (BuildSide.filtersByValues(target, column.attribute)) {
+    val modelled = costModelOn
+    if (modelled && !smallBuildSide(source)) return skip("the build side filters no rows and is not small")
+    if (modelled && BuildSide.filtersByValues(target, column.attribute)) {
       return skip(s"the query filters ${column.attribute.name} by values already (its own pruning applies)")
     }
     val summary = probe.index.entry.columnSummaries.get(probe.indexColumn)
       .getOrElse(return skip("the probe column's index has no statistics"))
     val maxKeys = setting(session, MaxBuildKeysConf, DefaultMaxBuildKeys.toString).toInt
-    val (decision, useful) = JoinCostModel.filePruning(fileCount(column.fs, probe.index),
-      summary.numRows - summary.numNulls, summary.ndv, probe.index.entry.fpp, BigInt(column.fs.sizeInBytes),
-      BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)), maxKeys)
+    val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"$CostModelConf is false"), maxKeys) else {
+      JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
+        probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
+        maxKeys)
+    }
     if (!decision.applies) return skip(decision.reason)
     // The build keys become values of the probe column's own type (null where none is equal).
     JoinKeys.inColumnType(sourceKey, column, timeZone).map { v =>
@@ -223,6 +230,12 @@ object JoinFilterRule {
   val EnabledConf = "spark.hsbloom.join.enabled"
   val MaxGlobalFilterBytesConf = "spark.hsbloom.join.globalFilter.maxBytes"
   val MaxBuildKeysConf = "spark.hsbloom.join.pruning.maxBuildKeys"
+  /**
+   * Whether join features are applied only where `JoinCostModel` finds they
+   * pay (default true). False applies them wherever they are correct, still
+   * never computing a join or an aggregate twice: for tests.
+   */
+  val CostModelConf = "spark.hsbloom.join.costModel"
   val DefaultMaxGlobalFilterBytes: Long = 64L * 1024 * 1024
   val DefaultMaxBuildKeys = 5000
 
