@@ -6,7 +6,6 @@ Used by tests/test_tpch.py (scale factor 0.01) and bench/tpch.py (scale factor 1
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -80,10 +79,6 @@ def create_indexes(spark: Any, directory: Path, prefix: str) -> None:
 
 
 def canonical(rows: list[Any]) -> list[tuple]:
-    """Rows as plain tuples, in the order the query gave them (every query orders its output)."""
+    """Rows as plain tuples, in the order the query gave them (every query orders its output or gives one row)."""
     return [tuple(r) for r in rows]
 
-
-def scratch_directory(base: Path, scale_factor: float, parts: int) -> Path:
-    """The directory of one scale factor and part count under `base`."""
-    return base / f"tpch_sf{scale_factor:g}_{parts}parts".replace(os.sep, "_")
