@@ -8,14 +8,15 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 /**
  * What hsbloom does to a query, for `hs.explain(df)` (Python: hsbloom/explain.py)
  * and for tests: the physical plan with and without hsbloom, the indexes
- * used, and the files each scan lists before and after pruning.
+ * used, the files each scan lists before and after pruning, and what the
+ * join rule decided for each join it looked at (`JoinDecisions`).
  */
 object PruningExplain extends AdaptiveSparkPlanHelper {
 
   /** The text `hs.explain(df)` prints. */
   def explain(df: Dataset[_]): String = {
-    val (withIndex, (reports, injected)) = withEnabled(df, enabled = true) {
-      val planned = plan(df)
+    val (withIndex, (reports, injected, decisions)) = withEnabled(df, enabled = true) {
+      val (planned, decisions) = JoinDecisions.collecting(plan(df))
       val scans = collect(planned) { case s: FileSourceScanExec => s }
       (planned, (scans.flatMap { s =>
         s.relation.location match {
@@ -27,7 +28,7 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
             Some((Seq(j.rootPaths.mkString(", "), s"  ${report.describe}") ++ joins.map("  " + _)).mkString("\n"))
           case _ => None
         }
-      }, joinFilters(planned)))
+      }, joinFilters(planned), decisions))
     }
     val withoutIndex = withEnabled(df, enabled = false)(plan(df))
     val notUsed = indexesNotUsed(df.sparkSession, withoutIndex)
@@ -41,6 +42,8 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
       if (notUsed.isEmpty) "(none)" else notUsed.mkString("\n"),
       rule, "Join filters injected:", rule,
       if (injected.isEmpty) "(none)" else injected.mkString("\n"),
+      rule, "Joins considered (what each join feature decided, and why):", rule,
+      if (decisions.isEmpty) "(none: no join of this query has an indexed key)" else decisions.mkString("\n"),
       "").mkString("\n")
   }
 

@@ -1,0 +1,144 @@
+"""TPC-H with hsbloom off and on: the 22 queries, then selective shapes against their limit.
+
+    ./dev.sh bench tpch [--scale-factor 1] [--parts 24] [--repeat 2] [--queries 1,8,9]
+
+The tables are generated as Parquet by tpchgen-cli (--parts files a table)
+under bench/data/ and indexed on their key columns (tests/tpch_data.py):
+l_orderkey, l_partkey, l_suppkey; o_orderkey, o_custkey; c_custkey;
+p_partkey; ps_partkey, ps_suppkey; s_suppkey. Each query runs --repeat times
+with hsbloom off and on, interleaved; the fastest of each is printed with
+their ratio and whether the rows are identical, then the totals.
+
+Then the selective shapes, each with off, on and its limit: the same query
+with hsbloom off over only the files of the probed table that hold matching
+rows (perfect file pruning), with the files read by each. TPC-H writes orders
+and lineitem in order-key order, so min/max statistics already prune order-key
+lookups, while a customer's orders or a part's line items spread over most
+files: the limit shows how much any file pruning can gain there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from common import DATA, session
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from tpch_data import canonical, create_indexes, generate, register_views, table_path  # noqa: E402
+from tpch_queries import QUERIES  # noqa: E402
+
+import hsbloom  # noqa: E402
+from hsbloom.explain import files_read  # noqa: E402
+
+
+def fastest_interleaved(spark, run: Callable[[], list], repeat: int) -> tuple[float, float, bool]:
+    """(fastest off, fastest on, identical rows), runs alternating off/on."""
+    times: dict[bool, list[float]] = {False: [], True: []}
+    rows: dict[bool, list] = {}
+    for _ in range(repeat):
+        for enabled in (False, True):
+            (hsbloom.enable if enabled else hsbloom.disable)(spark)
+            start = time.perf_counter()
+            rows[enabled] = run()
+            times[enabled].append(time.perf_counter() - start)
+    return min(times[False]), min(times[True]), rows[False] == rows[True]
+
+
+def run_queries(spark, numbers: list[int], repeat: int) -> None:
+    print(f"\n{'query':6s} {'off':>8s} {'on':>8s} {'on/off':>7s}  identical", flush=True)
+    total_off = total_on = 0.0
+    all_identical = True
+    for n in numbers:
+        off, on, same = fastest_interleaved(spark, lambda: canonical(spark.sql(QUERIES[n]).collect()), repeat)
+        total_off, total_on, all_identical = total_off + off, total_on + on, all_identical and same
+        print(f"Q{n:<5d} {off:7.2f}s {on:7.2f}s {on / off:6.2f}x  {'yes' if same else 'NO'}", flush=True)
+    print(f"{'total':6s} {total_off:7.2f}s {total_on:7.2f}s {total_on / total_off:6.2f}x  "
+          f"{'all identical' if all_identical else 'NOT ALL IDENTICAL'}", flush=True)
+
+
+def shapes(spark) -> list[tuple[str, str, str, str]]:
+    """(label, query over {probe}, probed table, the probed rows that match: `SELECT <key column> ... `)."""
+    customer = spark.sql("SELECT min(o_custkey) FROM orders").first()[0]
+    three = [r[0] for r in spark.sql("SELECT DISTINCT o_custkey FROM orders ORDER BY o_custkey LIMIT 3").collect()]
+    three_sql = ", ".join(str(k) for k in three)
+    return [
+        (f"one customer's orders (o_custkey = {customer})",
+         f"SELECT count(*), sum(o_totalprice) FROM {{probe}} WHERE o_custkey = {customer}",
+         "orders", f"o_custkey = {customer}"),
+        (f"orders JOIN customer, c_custkey IN ({three_sql})",
+         f"SELECT count(*), sum(o_totalprice) FROM {{probe}} JOIN customer ON o_custkey = c_custkey "
+         f"WHERE c_custkey IN ({three_sql})",
+         "orders", f"o_custkey IN ({three_sql})"),
+        ("lineitem JOIN part, Brand#23 in MED BOX",
+         "SELECT count(*), sum(l_extendedprice) FROM {probe} JOIN part ON l_partkey = p_partkey "
+         "WHERE p_brand = 'Brand#23' AND p_container = 'MED BOX'",
+         "lineitem", "l_partkey IN (SELECT p_partkey FROM part WHERE p_brand = 'Brand#23' AND p_container = 'MED BOX')"),
+        ("lineitem JOIN orders of 1995-03-15",
+         "SELECT count(*), sum(l_extendedprice) FROM {probe} JOIN orders ON l_orderkey = o_orderkey "
+         "WHERE o_orderdate = date '1995-03-15'",
+         "lineitem", "l_orderkey IN (SELECT o_orderkey FROM orders WHERE o_orderdate = date '1995-03-15')"),
+    ]
+
+
+def run_shapes(spark, directory: Path, repeat: int) -> None:
+    print(f"\n{'shape':52s} {'off':>8s} {'on':>8s} {'limit':>8s} {'on/off':>7s} {'on/limit':>8s}  "
+          "files read off / on / limit", flush=True)
+    for label, query, probed, matching in shapes(spark):
+        files = [r[0] for r in spark.sql(
+            f"SELECT DISTINCT f FROM (SELECT input_file_name() AS f, * FROM {probed}) WHERE {matching}").collect()]
+        limit_view = f"{probed}_matching_files"
+        if files:
+            spark.read.parquet(*files).createOrReplaceTempView(limit_view)
+        else:  # no file holds a match: the limit reads none
+            spark.sql(f"SELECT * FROM {probed} WHERE false").createOrReplaceTempView(limit_view)
+        sql, limit_sql = query.format(probe=probed), query.format(probe=limit_view)
+        off, on, same = fastest_interleaved(spark, lambda: spark.sql(sql).collect(), repeat)
+        hsbloom.disable(spark)
+        limit_times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            limit_rows = spark.sql(limit_sql).collect()
+            limit_times.append(time.perf_counter() - start)
+        limit = min(limit_times)
+        same = same and limit_rows == spark.sql(sql).collect()
+        read_off, read_limit = files_read(spark.sql(sql)), files_read(spark.sql(limit_sql))
+        hsbloom.enable(spark)
+        read_on = files_read(spark.sql(sql))
+        hsbloom.disable(spark)
+        print(f"{label:52s} {off:7.2f}s {on:7.2f}s {limit:7.2f}s {on / off:6.2f}x {on / limit:7.2f}x  "
+              f"{read_off} / {read_on} / {read_limit}{'' if same else '  RESULTS DIFFER'}", flush=True)
+        register_views(spark, directory)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale-factor", type=float, default=1.0)
+    parser.add_argument("--parts", type=int, default=24)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--queries", default="all", help="comma-separated query numbers, or 'all'")
+    args = parser.parse_args()
+    numbers = sorted(QUERIES) if args.queries == "all" else [int(q) for q in args.queries.split(",")]
+
+    spark = session("hsbloom-bench-tpch", driver_memory="4g")
+    directory = DATA / f"tpch_sf{args.scale_factor:g}_{args.parts}"
+    if not (directory / "_SUCCESS").exists():
+        print(f"generating TPC-H at scale factor {args.scale_factor:g} in {args.parts} files a table "
+              f"at {directory} ...", flush=True)
+    generate(directory, args.scale_factor, args.parts)
+    create_indexes(spark, directory, f"bench_tpch_sf{args.scale_factor:g}_{args.parts}_".replace(".", "_"))
+    register_views(spark, directory)
+    lineitem_files = len(spark.read.parquet(table_path(directory, "lineitem")).inputFiles())
+    print(f"TPC-H scale factor {args.scale_factor:g}, {lineitem_files} lineitem files; local[2], "
+          f"fastest of {args.repeat}, runs alternating off/on")
+    run_queries(spark, numbers, args.repeat)
+    run_shapes(spark, directory, args.repeat)
+    hsbloom.disable(spark)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
