@@ -33,6 +33,7 @@ from pathlib import Path
 from common import DATA, key_table, session
 from pyspark.sql import functions as F
 
+from hsbloom import jar
 import hsbloom
 from hsbloom.errors import IndexExistsError
 from hsbloom.explain import explain_string
@@ -165,7 +166,7 @@ def planning(spark, args) -> None:
     """Pruning time of the first and later queries of an index version over many files."""
     many = key_table(spark, 2_000_000, args.planning_files, name=f"keys_2000000_{args.planning_files}")
     ensure_index(spark, many, f"bench_planning_{args.planning_files}")
-    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    jar.jar_class(spark, "index_catalog").invalidateAll()
     hsbloom.enable(spark)
     key = spark.read.parquet(many).select("long_key").first()[0]
     df = spark.read.parquet(many).where(F.col("long_key") == key)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol, Sequence
 
+from hsbloom import jar
+
 
 class ListedFile(Protocol):
     """A source file as the relation's file index lists it."""
@@ -67,6 +69,6 @@ def build_index_data(
         request["global_held_hashes"] = global_held_hashes
     if global_filter_blocks:
         request["global_filter_blocks"] = global_filter_blocks
-    scan = spark._jvm.hsbloom.BuildInput.of(df._jdf, json.dumps([f.path for f in files]))
-    summary = spark._jvm.hsbloom.IndexBuild.run(scan, json.dumps(request))
+    scan = jar.jar_class(spark, "build_input").of(jar.java_dataframe(df), json.dumps([f.path for f in files]))
+    summary = jar.jar_class(spark, "index_build").run(scan, json.dumps(request))
     return json.loads(summary)

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from hsbloom import jar
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import CorruptLogError, IndexNotFoundError
 from hsbloom.filesystem import HadoopFileSystem
@@ -121,7 +122,7 @@ def _data_damage(spark: Any, data_paths: tuple[str, ...]) -> tuple[str, ...]:
     """What this JVM found damaged in `data_paths` (hsbloom.IndexDamage), as "<file>: <problem>"."""
     if not data_paths:
         return ()
-    found = json.loads(spark._jvm.hsbloom.IndexDamage.json(json.dumps(list(data_paths))))
+    found = json.loads(jar.jar_class(spark, "index_damage").json(json.dumps(list(data_paths))))
     return tuple(f"{file}: {problem}" for file, problem in found.items())
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hsbloom import jar
+
 
 def explain_string(df: Any) -> str:
     """The physical plan with and without hsbloom, the indexes used, and files before and after pruning."""
@@ -16,12 +18,12 @@ def explain_string(df: Any) -> str:
 
     if not isinstance(df, DataFrame):
         raise TypeError(f"explain needs a pyspark DataFrame, got {type(df).__name__}")
-    return df.sparkSession._jvm.hsbloom.PruningExplain.explain(df._jdf)
+    return jar.jar_class(df.sparkSession, "pruning_explain").explain(jar.java_dataframe(df))
 
 
 def forget_index_listing(spark: Any) -> None:
     """Make the next query re-read which indexes are ACTIVE (the JVM caches it; docs/pruning.md)."""
-    spark._jvm.hsbloom.IndexCatalog.invalidate()
+    jar.jar_class(spark, "index_catalog").invalidate()
 
 
 def files_read(df: Any) -> int:
@@ -41,8 +43,8 @@ def file_counts(df: Any) -> tuple[int, int | None, int | None]:
     """
     fresh = df.select("*")
     fresh.collect()
-    explain = df.sparkSession._jvm.hsbloom.PruningExplain
-    plan = fresh._jdf.queryExecution().executedPlan()
+    explain = jar.jar_class(df.sparkSession, "pruning_explain")
+    plan = jar.java_dataframe(fresh).queryExecution().executedPlan()
 
     def optional(value: Any) -> int | None:
         return None if value.isEmpty() else int(value.get())

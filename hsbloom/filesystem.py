@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from hsbloom import jar
+
+
 
 class HadoopFileSystem:
     """Directory-level operations (exists, list, delete, size) on Hadoop paths."""
 
     def __init__(self, spark: Any) -> None:
-        self._jvm = spark._jvm
-        self.hadoop_conf = spark._jsparkSession.sessionState().newHadoopConf()
+        self._spark = spark
+        self.hadoop_conf = jar.hadoop_conf(spark)
 
     def _fs_and_path(self, path: str) -> tuple[Any, Any]:
-        jpath = self._jvm.org.apache.hadoop.fs.Path(path)
+        jpath = jar.hadoop_path(self._spark, path)
         fs = jpath.getFileSystem(self.hadoop_conf)
         return fs, fs.makeQualified(jpath)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Iterator
 
+from hsbloom import jar
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import CorruptLogError
 from hsbloom.session import fast_jvm_replies
@@ -272,8 +273,8 @@ class OperationLog:
 
     def __init__(self, spark: Any, log_path: str) -> None:
         self.log_path = log_path
-        self._store = spark._jvm.hsbloom.LogStore
-        self._hadoop_conf = spark._jsparkSession.sessionState().newHadoopConf()
+        self._store = jar.jar_class(spark, "log_store")
+        self._hadoop_conf = jar.hadoop_conf(spark)
         fast_jvm_replies(spark)  # every operation opens the log first, on the thread that runs it
 
     def entry_path(self, entry_id: int) -> str:

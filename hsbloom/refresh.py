@@ -30,6 +30,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from hsbloom import jar
 from hsbloom.actions import (
     IndexContext,
     begin_operation,
@@ -140,7 +141,7 @@ def compare(spark: Any, base: LogEntry, df: Any) -> SourceChanges:
 
 def _file_keys(spark: Any, paths: list[str]) -> list[str]:
     """One key per file however its path is spelled (the keys the index matches files by)."""
-    return json.loads(spark._jvm.hsbloom.IndexRefresh.fileKeys(json.dumps(paths)))
+    return json.loads(jar.jar_class(spark, "index_refresh").fileKeys(json.dumps(paths)))
 
 
 def _listing_changes(spark: Any, old: Source, current: Source) -> SourceChanges:
@@ -164,8 +165,8 @@ def _delta_changes(spark: Any, old: Source, current: Source) -> SourceChanges | 
         return SourceChanges(current, False, (), (), old.files)
     if current.delta_version < old.delta_version:
         return None  # the table was re-created: compare listings
-    answer = spark._jvm.hsbloom.IndexRefresh.deltaChanges(
-        spark._jsparkSession, old.root_paths[0], old.delta_version + 1, current.delta_version
+    answer = jar.jar_class(spark, "index_refresh").deltaChanges(
+        jar.java_session(spark), old.root_paths[0], old.delta_version + 1, current.delta_version
     )
     if answer is None:
         _logger.warning("hsbloom: Delta commits after version %d are gone; comparing listings", old.delta_version)
@@ -341,7 +342,7 @@ def _build_appended(
     blocks = None
     if config.global_filter:
         sizes = {c: s["global_filter_bytes"] for c, s in base.summary["columns"].items()}
-        blocks = json.loads(ctx.spark._jvm.hsbloom.IndexRefresh.globalFilterBlocks(json.dumps(sizes)))
+        blocks = json.loads(jar.jar_class(ctx.spark, "index_refresh").globalFilterBlocks(json.dumps(sizes)))
     built = build_index_data(
         ctx.spark, df, appended, list(config.indexed_columns), config.expected_num_items, config.fpp,
         config.global_filter, data_path, description, global_filter_blocks=blocks,
@@ -367,8 +368,8 @@ def _referring_totals(
         paths = [ctx.layout.data_path(v) for v in base.parts]
         with job_group(ctx.spark, job_group_id("refresh", ctx.name), "hsbloom: counting the deleted files' rows",
                        cancel_on_failure=False):
-            removed = json.loads(ctx.spark._jvm.hsbloom.IndexRefresh.fileStatistics(
-                ctx.spark._jsparkSession, json.dumps(paths), json.dumps(sorted(f.file_id for f in deleted)),
+            removed = json.loads(jar.jar_class(ctx.spark, "index_refresh").fileStatistics(
+                jar.java_session(ctx.spark), json.dumps(paths), json.dumps(sorted(f.file_id for f in deleted)),
                 json.dumps(columns),
             ))
     totals = {}
@@ -393,13 +394,13 @@ def _compact(
     """An incremental refresh that writes one data directory holding the whole version: the kept rows of the
     previous version's directories copied, the appended files built, the global filters OR-ed."""
     assert base.config is not None
-    config, jvm = base.config, ctx.spark._jvm
+    config = base.config
 
     def compacting(data_path: str, description: str) -> dict[str, Any]:
         staging = f"{data_path}/_appended" if appended else None
         built = _build_appended(ctx, base, df, appended, staging, description) if staging else None
-        stats = json.loads(jvm.hsbloom.IndexRefresh.assemble(
-            ctx.spark._jsparkSession, json.dumps([ctx.layout.data_path(v) for v in base.parts]), staging, data_path,
+        stats = json.loads(jar.jar_class(ctx.spark, "index_refresh").assemble(
+            jar.java_session(ctx.spark), json.dumps([ctx.layout.data_path(v) for v in base.parts]), staging, data_path,
             json.dumps([f.file_id for f in changes.kept]), json.dumps(list(config.indexed_columns)),
             config.global_filter,
         ))

@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from hsbloom.jar import builder_options, jar_class
 from hsbloom.session_checks import EXTENSION_CLASS, refuse_connect_builder, require_hsbloom_session
 
 DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
@@ -121,7 +122,7 @@ def configure(builder: Any, delta: bool = False, jar: str | os.PathLike[str] | N
     refuse_connect_builder(builder)
     jar_path = Path(jar) if jar is not None else default_jar_path()
     check_jar(jar_path)
-    options: dict[str, str] = dict(getattr(builder, "_options", {}))
+    options: dict[str, str] = builder_options(builder)
     extensions = [EXTENSION_CLASS] + ([DELTA_EXTENSION_CLASS] if delta else [])
     classpath = _merged(options.get("spark.driver.extraClassPath"), str(jar_path.resolve()), separator=os.pathsep)
     builder = builder.config("spark.driver.extraClassPath", classpath)
@@ -156,4 +157,4 @@ def fast_jvm_replies(spark: Any) -> bool:
     The py4j that PySpark 4.2 ships stalls about 40 ms on every reply longer than 8 KiB (a log entry, a file
     listing), which made most of an incremental refresh's fixed cost; see `hsbloom.Py4jSocket` in the jar.
     """
-    return bool(spark._jvm.hsbloom.Py4jSocket.disableNagle())
+    return bool(jar_class(spark, "py4j_socket").disableNagle())

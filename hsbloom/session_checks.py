@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from hsbloom import jar
+from hsbloom.jar import EXTENSION_CLASS
 from hsbloom.errors import HsbloomError
 
-EXTENSION_CLASS = "hsbloom.HsbloomExtension"
 
 
 class HsbloomSessionError(HsbloomError, RuntimeError):
@@ -46,7 +47,7 @@ def is_connect_session(spark: Any) -> bool:
 
 def refuse_connect_builder(builder: Any) -> None:
     """Raise HsbloomSessionError if `builder.getOrCreate()` would make a Spark Connect session."""
-    options: dict[str, str] = dict(getattr(builder, "_options", {}))
+    options: dict[str, str] = jar.builder_options(builder)
     api_mode = options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", "")).lower()
     remote = options.get("spark.remote") or os.environ.get("SPARK_REMOTE")
     if remote or api_mode == "connect" or "SPARK_CONNECT_MODE_ENABLED" in os.environ:
@@ -70,7 +71,7 @@ def require_hsbloom_session(spark: Any, jar_hint: str = "/path/to/hsbloom.jar") 
             f"name {EXTENSION_CLASS}), so hsbloom can neither manage indexes nor use them in queries. "
             + _start_it_right(jar_hint)
         )
-    if not isinstance(spark._jvm.hsbloom.HsbloomExtension, JavaClass):
+    if not isinstance(jar.jar_class(spark, "extension"), JavaClass):
         raise HsbloomSessionError(
             f"spark.sql.extensions names {EXTENSION_CLASS} but the hsbloom jar is not on the driver's "
             "classpath, so Spark skipped the extension (its log has a warning saying so). "

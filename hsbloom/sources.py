@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from hsbloom import jar
 from hsbloom.errors import UnsupportedSourceError
 
 
@@ -124,7 +125,7 @@ def resolve_source(
 
     if not isinstance(df, DataFrame):
         raise UnsupportedSourceError(f"create_index needs a pyspark DataFrame, got {type(df).__name__}")
-    answer = json.loads(spark._jvm.hsbloom.Sources.describe(df._jdf, json.dumps(list(columns)), list_files))
+    answer = json.loads(jar.jar_class(spark, "sources").describe(jar.java_dataframe(df), json.dumps(list(columns)), list_files))
     if "error" in answer:
         raise UnsupportedSourceError(answer["error"])
     files = tuple(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Iterable
 
+from hsbloom import jar
 from hsbloom.errors import SystemPathError, first_line
 from hsbloom.layout import SYSTEM_PATH_CONF, system_path
 
@@ -35,9 +36,8 @@ def qualified_system_path(spark: Any, fs: Any) -> str:
 
 def check_writable(spark: Any, root: str) -> None:
     """Create `root` if needed and write and remove a hidden probe file in it; SystemPathError if impossible."""
-    jvm = spark._jvm
-    conf = spark._jsparkSession.sessionState().newHadoopConf()
-    path = jvm.org.apache.hadoop.fs.Path(root)
+    conf = jar.hadoop_conf(spark)
+    path = jar.hadoop_path(spark, root)
     try:
         fs = path.getFileSystem(conf)
         ancestor = path
@@ -48,7 +48,7 @@ def check_writable(spark: Any, root: str) -> None:
             raise SystemPathError(f"the system path {root!r} {where} a regular file, not a directory; {_FIX}")
         if not fs.mkdirs(path):
             raise SystemPathError(f"the system path {root!r} could not be created; {_FIX}")
-        probe = jvm.org.apache.hadoop.fs.Path(path, f".hsbloom-probe-{uuid.uuid4().hex}")
+        probe = jar.hadoop_path(spark, path, f".hsbloom-probe-{uuid.uuid4().hex}")
         fs.create(probe, False).close()
         fs.delete(probe, False)
     except SystemPathError:

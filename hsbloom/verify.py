@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from hsbloom import jar
 from hsbloom.actions import IndexContext, _version_directories
 from hsbloom.errors import CorruptLogError, IndexNotFoundError
 from hsbloom.layout import DATA_LAYOUT
@@ -102,8 +103,8 @@ def _verify_data(ctx: IndexContext, entry: LogEntry, data_paths: tuple[str, ...]
     missing = [p for p in data_paths if not ctx.fs.exists(p)]
     if missing:
         return [Problem(p, "data directory is missing") for p in missing]
-    found = ctx.spark._jvm.hsbloom.IndexVerify.verify(
-        ctx.spark._jsparkSession,
+    found = jar.jar_class(ctx.spark, "index_verify").verify(
+        jar.java_session(ctx.spark),
         json.dumps(list(data_paths)),
         json.dumps(list(entry.dropped_file_ids)),
         json.dumps([f.file_id for f in entry.source.files]),

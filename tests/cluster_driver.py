@@ -17,6 +17,7 @@ from typing import Any, Callable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from hsbloom import jar
 import hsbloom
 from hsbloom.explain import explain_string
 
@@ -46,7 +47,7 @@ def rows_and_files(df: Any) -> tuple[list[tuple], int]:
     fresh = df.select("*")
     rows = sorted(tuple(row) for row in fresh.collect())
     plan = fresh._jdf.queryExecution().executedPlan()
-    return rows, int(df.sparkSession._jvm.hsbloom.PruningExplain.filesRead(plan))
+    return rows, int(jar.jar_class(df.sparkSession, "pruning_explain").filesRead(plan))
 
 
 def on_and_off(spark: Any, query: Callable[[], Any]) -> dict[str, Any]:

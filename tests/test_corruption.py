@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
+from hsbloom import jar
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import HsbloomError
@@ -40,12 +41,12 @@ LOOKUP = [f * ROWS_PER_FILE + 7 for f in range(NUM_FILES)] + [10**9, -5]
 def system_path_at(spark, path: Path) -> Iterator[Path]:
     previous = spark.conf.get(SYSTEM_PATH_CONF, None)
     spark.conf.set(SYSTEM_PATH_CONF, str(path))
-    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    jar.jar_class(spark, "index_catalog").invalidateAll()
     try:
         yield path
     finally:
         spark.conf.set(SYSTEM_PATH_CONF, previous) if previous else spark.conf.unset(SYSTEM_PATH_CONF)
-        spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+        jar.jar_class(spark, "index_catalog").invalidateAll()
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +224,7 @@ def _zero_block_checksums(path: Path) -> None:
 @pytest.mark.parametrize("case", sorted(DATA_CASES))
 def test_damaged_data_never_prunes_wrongly_and_is_reported(spark, source, other, expected, copy, case):
     damaged = DATA_CASES[case](data_dir(copy), data_dir(other))
-    spark._jvm.hsbloom.IndexDamage.clear()
+    jar.jar_class(spark, "index_damage").clear()
     with system_path_at(spark, copy):
         hsbloom.enable(spark)
         assert lookup_rows(spark, source) == expected, case
@@ -241,7 +242,7 @@ def test_damaged_data_never_prunes_wrongly_and_is_reported(spark, source, other,
 
 def test_a_healthy_copy_prunes_and_verifies_clean(spark, source, expected, copy):
     """The baseline the damage cases depart from: the copy prunes to one file and has no problems."""
-    spark._jvm.hsbloom.IndexDamage.clear()
+    jar.jar_class(spark, "index_damage").clear()
     with system_path_at(spark, copy):
         hsbloom.enable(spark)
         assert lookup_rows(spark, source) == expected
@@ -291,7 +292,7 @@ def test_the_join_filter_is_used_on_a_healthy_copy(spark, source, expected_join,
 @pytest.mark.parametrize("case", sorted(GLOBAL_CASES))
 def test_damaged_global_filters_never_drop_joining_rows(spark, source, other, expected_join, copy, case):
     damaged = GLOBAL_CASES[case](data_dir(copy), data_dir(other))
-    spark._jvm.hsbloom.IndexDamage.clear()
+    jar.jar_class(spark, "index_damage").clear()
     with system_path_at(spark, copy):
         hsbloom.enable(spark)
         assert join_count(spark, source) == expected_join, case

@@ -16,6 +16,7 @@ from typing import Callable
 import pytest
 from pyspark.sql import functions as F
 
+from hsbloom import jar
 import hsbloom
 from hsbloom import Hyperspace
 from hsbloom.errors import IndexNotFoundError
@@ -62,7 +63,7 @@ def test_a_writer_dying_at_a_step_leaves_a_recoverable_index(spark, source, expe
         hs = Hyperspace(spark)
         prepare(hs, copy)
         run_writer_until_it_dies(copy, operation, step)
-        spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+        jar.jar_class(spark, "index_catalog").invalidateAll()
         assert [r.state for r in hs.indexes().collect()] == [left]
         hsbloom.enable(spark)
         assert lookup_rows(spark, source) == expected

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pytest
 
+from hsbloom import jar
 from hsbloom import BFIndexConfig
 from hsbloom.errors import CorruptLogError
 from hsbloom.log import (
@@ -82,7 +83,7 @@ def test_a_version_of_several_data_directories_in_both_readers(spark):
     without them (an older hsbloom's) reads its one data directory."""
     entry = replace(an_entry(state=State.ACTIVE), data_parts=(1, 3), dropped_file_ids=(4, 0), data_layout=2)
     assert LogEntry.from_json(entry.to_json()) == entry and entry.parts == (1, 3)
-    parsed = spark._jvm.hsbloom.IndexLog.parse(entry.to_json(), "events_ids")
+    parsed = jar.jar_class(spark, "index_log").parse(entry.to_json(), "events_ids")
     assert parsed.dataParts().mkString(",") == "1,3"
     assert sorted(int(i) for i in parsed.droppedFileIds().mkString(",").split(",")) == [0, 4]
     assert "data version 3 in 2 parts" in parsed.describe()
@@ -90,10 +91,10 @@ def test_a_version_of_several_data_directories_in_both_readers(spark):
     for key in ("data_parts", "dropped_file_ids", "data_layout"):
         del old[key]
     assert LogEntry.from_json(json.dumps(old)).parts == (3,) and LogEntry.from_json(json.dumps(old)).data_layout is None
-    assert spark._jvm.hsbloom.IndexLog.parse(json.dumps(old), "events_ids").dataParts().mkString(",") == "3"
+    assert jar.jar_class(spark, "index_log").parse(json.dumps(old), "events_ids").dataParts().mkString(",") == "3"
     wrong = json.loads(entry.to_json()) | {"data_parts": [3, 1]}  # must end with data_version
     with pytest.raises(Exception, match="lists data parts 3, 1 that do not end with its data version 3"):
-        spark._jvm.hsbloom.IndexLog.parse(json.dumps(wrong), "events_ids")
+        jar.jar_class(spark, "index_log").parse(json.dumps(wrong), "events_ids")
 
 
 def test_entry_of_an_unknown_format_or_state_is_refused():

@@ -12,6 +12,7 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from hsbloom import jar
 import hsbloom
 from hsbloom.explain import explain_string, file_counts
 from pruning_support import create_index, files_read, outcomes
@@ -123,13 +124,13 @@ def test_corrupt_or_missing_index_data_means_no_pruning_and_a_warning(spark, tmp
     local = Path(data_path.removeprefix("file:"))
     part = next((local / "files").glob("*.parquet"))
     part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
-    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    jar.jar_class(spark, "index_catalog").invalidateAll()
     assert ids(lookup()) == [42]
     assert 1 < files_read(lookup()) <= 10  # the files the damaged part covered are read, the others pruned
     assert any(part.name in damage for damage in hsbloom.Hyperspace(spark).index("corrupt_key").damage)
 
     shutil.rmtree(local)
-    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    jar.jar_class(spark, "index_catalog").invalidateAll()
     assert ids(lookup()) == [42]
     assert files_read(lookup()) == 10
     assert "failed" in explain_string(lookup())
@@ -139,7 +140,7 @@ def test_a_corrupt_filter_keeps_only_its_own_file(spark, tmp_path):
     directory = str(tmp_path / "badfilter")
     spark.range(0, 2000, numPartitions=10).select(F.col("id").alias("key")).write.parquet(directory)
     data_path = create_index(spark, directory, "badfilter_key", ["key"])
-    tables = spark._jvm.hsbloom.IndexTables
+    tables = jar.jar_class(spark, "index_tables")
     table = DataFrame(tables.readFileTable(spark._jsparkSession, data_path), spark)
     victim = table.orderBy("file_path").first().file_path
     broken = table.withColumn(
@@ -150,7 +151,7 @@ def test_a_corrupt_filter_keeps_only_its_own_file(spark, tmp_path):
     # Written the way hsbloom writes it, so only the one filter is bad.
     rewritten = spark.createDataFrame(broken, table.schema).coalesce(1)
     tables.writeFileTable(rewritten._jdf, data_path, "errorifexists")
-    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    jar.jar_class(spark, "index_catalog").invalidateAll()
     hsbloom.enable(spark)
     lookup = spark.read.parquet(directory).where(F.col("key") == 1999)
     assert ids(lookup) == [1999]

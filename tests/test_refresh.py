@@ -20,6 +20,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
+from hsbloom import jar
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import ConcurrentOperationError, IndexStateError
@@ -261,7 +262,7 @@ def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_
     assert versions() == ["v__=0", "v__=1", "v__=2"]
     hs.vacuum_index("parts")  # every directory is still read
     assert versions() == ["v__=0", "v__=1", "v__=2"]
-    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    jar.jar_class(spark, "index_catalog").invalidateAll()
     check(3, [2000, 60], [10, 1000])
 
     monkeypatch.setattr(refresh, "MAX_DATA_PARTS", 3)
@@ -275,7 +276,7 @@ def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_
         pa.array([3000, 2049, 50, 199], pa.int64())).all()
     hs.vacuum_index("parts")  # nothing reads the earlier directories now
     assert versions() == ["v__=3"]
-    spark._jvm.hsbloom.IndexCatalog.invalidateAll()
+    jar.jar_class(spark, "index_catalog").invalidateAll()
     check(1, [3000, 60], [10])
 
 
@@ -299,7 +300,7 @@ def test_global_filters_of_data_directories_that_do_not_line_up_are_refused(spar
 
     def load(count: int):
         parts = jvm.scala.jdk.javaapi.CollectionConverters.asScala(paths.subList(0, count)).toSeq()
-        return jvm.hsbloom.GlobalFilter.load(jvm.hsbloom.GlobalFilterRef(parts, "key", "t", sizes[0]))
+        return jar.jar_class(spark, "global_filter").load(jar.jar_class(spark, "global_filter_ref")(parts, "key", "t", sizes[0]))
 
     assert load(2).numBytes() == 256 * 32  # two of one size: OR-ed
     with pytest.raises(Exception, match=f"has {sizes[2]} bytes, not the {sizes[0]} its log entry records"):

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from sbbf_helpers import column_filter_blobs, load_vectors, vector_array
 
+from hsbloom import jar
 from hsbloom.hashing import hash_array, min_bytes_for_precision
 from hsbloom.sbbf import Sbbf, read_header
 
@@ -103,7 +104,7 @@ def test_sizing_agrees_with_parquet_java_except_near_powers_of_two(parquet_java)
 
 
 def test_scala_sbbf_reads_folds_and_estimates_like_python(spark):
-    scala = spark._jvm.hsbloom.Sbbf
+    scala = jar.jar_class(spark, "sbbf")
     rng = np.random.default_rng(11)
     for num_bytes, count, fpp in ((1 << 20, 1000, 0.01), (1 << 16, 3000, 0.05), (4096, 20_000, 0.01), (1 << 16, 0, 0.01)):
         ours = Sbbf(num_bytes)

@@ -1,0 +1,71 @@
+"""The one door from Python into the JVM: the hsbloom jar's entry points and PySpark's private handles.
+
+Python drives hsbloom's Scala side through py4j. Every class of the jar that Python calls is named here
+once, and so is every private attribute of PySpark hsbloom relies on (`_jvm`, `_jdf`, `_jsparkSession`, a
+builder's `_options`). When the jar's packages move or PySpark renames an internal, this is the only
+Python file to change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The jar's classes Python calls, by role. The SQL extension's name is user-facing (spark.sql.extensions).
+EXTENSION_CLASS = "hsbloom.HsbloomExtension"
+_CLASSES = {
+    "build_input": "hsbloom.BuildInput",
+    "index_build": "hsbloom.IndexBuild",
+    "index_refresh": "hsbloom.IndexRefresh",
+    "sources": "hsbloom.Sources",
+    "index_catalog": "hsbloom.IndexCatalog",
+    "index_damage": "hsbloom.IndexDamage",
+    "index_verify": "hsbloom.IndexVerify",
+    "index_log": "hsbloom.IndexLog",
+    "index_tables": "hsbloom.IndexTables",
+    "log_store": "hsbloom.LogStore",
+    "global_filter": "hsbloom.GlobalFilter",
+    "global_filter_ref": "hsbloom.GlobalFilterRef",
+    "sbbf": "hsbloom.Sbbf",
+    "pruning_explain": "hsbloom.PruningExplain",
+    "py4j_socket": "hsbloom.Py4jSocket",
+    "extension": EXTENSION_CLASS,
+}
+
+
+def jvm(spark: Any) -> Any:
+    """The py4j view of the session's JVM (PySpark-private `_jvm`)."""
+    return spark._jvm
+
+
+def java_session(spark: Any) -> Any:
+    """The JVM SparkSession behind a PySpark session (PySpark-private `_jsparkSession`)."""
+    return spark._jsparkSession
+
+
+def java_dataframe(df: Any) -> Any:
+    """The JVM Dataset behind a PySpark DataFrame (PySpark-private `_jdf`)."""
+    return df._jdf
+
+
+def builder_options(builder: Any) -> dict[str, str]:
+    """The settings given to a SparkSession.Builder so far (PySpark-private `_options`; empty if renamed)."""
+    return dict(getattr(builder, "_options", {}))
+
+
+def hadoop_conf(spark: Any) -> Any:
+    """A fresh Hadoop Configuration with the session's settings (what Spark's own file sources read with)."""
+    return java_session(spark).sessionState().newHadoopConf()
+
+
+def hadoop_path(spark: Any, *parts: Any) -> Any:
+    """An org.apache.hadoop.fs.Path (public Hadoop API, reached through py4j)."""
+    return jvm(spark).org.apache.hadoop.fs.Path(*parts)
+
+
+def jar_class(spark: Any, role: str) -> Any:
+    """The py4j JavaClass (or JavaPackage, when the jar is missing) of one of the jar's classes by role."""
+    target = jvm(spark)
+    for part in _CLASSES[role].split("."):
+        target = getattr(target, part)
+    return target
+
