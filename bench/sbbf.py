@@ -21,7 +21,8 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
-from hsbloom.sbbf import Sbbf
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
+from oracle.sbbf import Sbbf  # noqa: E402  (the Python SBBF is the tests' oracle)
 
 NUM_BYTES = 4 * 1024 * 1024
 IMPLEMENTATIONS = ("hsbloom Python (numpy)", "parquet-java", "hsbloom Scala")

@@ -6,11 +6,9 @@ then turn acceleration on with `hsbloom.enable(spark)`.
 """
 
 from hsbloom.config import BFIndexConfig
-from hsbloom.hashing import UnsupportedTypeError, hash_array, hash_scalar
 from hsbloom.hyperspace import Hyperspace
-from hsbloom.sbbf import Sbbf, SbbfFormatError
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
-from hsbloom.verify import VerifyResult
+from hsbloom.operations.verify import VerifyResult
 from hsbloom.session_checks import HsbloomSessionError
 from hsbloom.version import __version__
 
@@ -19,15 +17,10 @@ __all__ = [
     "HsbloomJarError",
     "HsbloomSessionError",
     "Hyperspace",
-    "Sbbf",
-    "SbbfFormatError",
-    "UnsupportedTypeError",
     "VerifyResult",
     "__version__",
     "configure",
     "disable",
     "enable",
-    "hash_array",
-    "hash_scalar",
     "is_enabled",
 ]

@@ -5,6 +5,9 @@ Every message names the index, what is wrong, and what to do about it.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 
 class HsbloomError(Exception):
     """Base class of hsbloom's index-management errors."""
@@ -57,3 +60,30 @@ def first_line(exc: BaseException, limit: int = 500) -> str:
     message = str(java_exception.toString()) if java_exception is not None else str(exc)
     text = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+# Every failure of an index operation reaches the user as an hsbloom error.
+#
+# hsbloom's own checks raise HsbloomError subclasses that name the problem and
+# the fix. Anything else that escapes an operation (a JVM exception through
+# py4j, a Spark error, a RecursionError from a pathological input) is wrapped
+# here, at the `Hyperspace` facade, in an OperationFailedError that names the
+# operation, the index, the first line of the cause and where to go next; the
+# cause stays chained for its full trace. Errors in the caller's arguments
+# (TypeError for a wrong type, ValueError for a wrong value such as an unknown
+# refresh mode) pass through unchanged.
+@contextmanager
+def hsbloom_errors(operation: str, name: str | None = None) -> Iterator[None]:
+    """Run the block; turn any failure that is not an HsbloomError (or an argument's TypeError or ValueError)
+    into OperationFailedError."""
+    try:
+        yield
+    except (HsbloomError, TypeError, ValueError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        what = f"{operation} of index {name!r}" if name is not None else operation
+        raise OperationFailedError(
+            f"{what} failed: {first_line(exc)}. Check spark.hsbloom.system.path and the source; "
+            "hs.verify_index(name) reports damaged index files, and docs/troubleshooting.md lists the ways to "
+            "recover (delete_index(name, force=True), vacuum_index(name), then create_index again)"
+        ) from exc

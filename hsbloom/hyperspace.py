@@ -1,7 +1,8 @@
 """Hyperspace: the user-facing entry point for managing hsbloom indexes.
 
-A thin facade over hsbloom.actions (operations that change an index, each a
-step of its operation log) and hsbloom.catalog (reading what exists), in the
+A thin facade over hsbloom.operations and hsbloom.refresh (what changes an
+index, each a step of its operation log) and hsbloom.index.catalog (reading
+what exists), in the
 style of Delta's `DeltaTable` and Hyperspace's `Hyperspace` class:
 
     hs = hsbloom.Hyperspace(spark)
@@ -11,14 +12,17 @@ style of Delta's `DeltaTable` and Hyperspace's `Hyperspace` class:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
-from hsbloom import actions, catalog, explain, recovery, refresh, verify
-from hsbloom.catalog import IndexInfo
+from hsbloom import explain
 from hsbloom.config import BFIndexConfig
-from hsbloom.failures import hsbloom_errors
-from hsbloom.refresh import RefreshResult
-from hsbloom.verify import VerifyResult
+from hsbloom.errors import hsbloom_errors
+from hsbloom.index import catalog
+from hsbloom.index.catalog import IndexInfo
+from hsbloom.operations import create, lifecycle, recovery, verify
+from hsbloom.operations.verify import VerifyResult
+from hsbloom.refresh import RefreshResult, refresh_index
 from hsbloom.session import default_jar_path
 from hsbloom.session_checks import require_hsbloom_session
 
@@ -39,11 +43,8 @@ class Hyperspace:
         if the name is taken, ConcurrentOperationError if another writer is at work on it, and
         IndexBuildError (with the cause chained) if the build fails, after undoing its effects.
         """
-        try:
-            with hsbloom_errors("create", getattr(config, "index_name", None)):
-                actions.create_index(self.spark, df, config)
-        finally:
-            self._indexes_changed()
+        with self._operation("create", getattr(config, "index_name", None)):
+            create.create_index(self.spark, df, config)
 
     def delete_index(self, name: str, force: bool = False) -> None:
         """Soft-delete an ACTIVE index: queries stop using it; restore_index brings it back.
@@ -52,38 +53,26 @@ class Hyperspace:
         entry, an operation whose writer cannot be proven gone): queries stop using it, there is no restore,
         and vacuum_index then removes its data so the name can be created again (docs/troubleshooting.md).
         """
-        try:
-            with hsbloom_errors("delete", name):
-                if force:
-                    recovery.force_delete(self.spark, name)
-                else:
-                    actions.delete_index(self.spark, name)
-        finally:
-            self._indexes_changed()
+        with self._operation("delete", name):
+            if force:
+                recovery.force_delete(self.spark, name)
+            else:
+                lifecycle.delete_index(self.spark, name)
 
     def restore_index(self, name: str) -> None:
         """Make a DELETED index ACTIVE again."""
-        try:
-            with hsbloom_errors("restore", name):
-                actions.restore_index(self.spark, name)
-        finally:
-            self._indexes_changed()
+        with self._operation("restore", name):
+            lifecycle.restore_index(self.spark, name)
 
     def vacuum_index(self, name: str) -> None:
         """Remove a DELETED index's data for good (freeing its name), or directories an ACTIVE one no longer reads."""
-        try:
-            with hsbloom_errors("vacuum", name):
-                actions.vacuum_index(self.spark, name)
-        finally:
-            self._indexes_changed()
+        with self._operation("vacuum", name):
+            lifecycle.vacuum_index(self.spark, name)
 
     def cancel(self, name: str) -> None:
         """Return an index whose operation was interrupted to the stable state that operation started from."""
-        try:
-            with hsbloom_errors("cancel", name):
-                actions.cancel(self.spark, name)
-        finally:
-            self._indexes_changed()
+        with self._operation("cancel", name):
+            lifecycle.cancel(self.spark, name)
 
     def refresh_index(self, name: str, mode: str = "full") -> RefreshResult:
         """Bring an index up to date with its source: "full" rebuilds it, "incremental" builds only appended
@@ -92,20 +81,23 @@ class Hyperspace:
         Returns what was done (`refreshed` is False, and nothing is written, when there was nothing to do).
         The previous version stays in use until the new one is ACTIVE (docs/refresh.md).
         """
-        try:
-            with hsbloom_errors("refresh", name):
-                return refresh.refresh_index(self.spark, name, mode)
-        finally:
-            self._indexes_changed()
+        with self._operation("refresh", name):
+            return refresh_index(self.spark, name, mode)
 
     def explain(self, df: Any, redirect_func: Callable[[str], Any] = print) -> None:
         """Print the plan of `df` with and without hsbloom, the indexes its scans use, and the
         files each scan lists before and after pruning (to `redirect_func`, by default print)."""
         redirect_func(explain.explain_string(df))
 
-    def _indexes_changed(self) -> None:
-        """Queries of this process see an index operation at once (others within the refresh interval)."""
-        explain.forget_index_listing(self.spark)
+    @contextmanager
+    def _operation(self, operation: str, name: str | None) -> Iterator[None]:
+        """Run one operation: its failures as hsbloom errors, and queries of this process see its effect at once
+        (other processes within the catalog's refresh interval)."""
+        try:
+            with hsbloom_errors(operation, name):
+                yield
+        finally:
+            explain.forget_index_listing(self.spark)
 
     def indexes(self) -> Any:
         """A DataFrame of all indexes: name, indexed_columns, state, source, num_files, index_size (bytes), fpp."""
@@ -121,8 +113,5 @@ class Hyperspace:
     def verify_index(self, name: str) -> VerifyResult:
         """Read everything index `name` holds and check it (log entries, file tables, filters, blocks, global
         filters against their checksums). Returns a VerifyResult: `healthy`, and each problem with its file."""
-        try:
-            with hsbloom_errors("verify", name):
-                return verify.verify_index(self.spark, name)
-        finally:
-            self._indexes_changed()
+        with self._operation("verify", name):
+            return verify.verify_index(self.spark, name)

@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from hsbloom.jar import builder_options, jar_class
+from hsbloom.jar import builder_options
 from hsbloom.session_checks import EXTENSION_CLASS, refuse_connect_builder, require_hsbloom_session
 
 DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
@@ -149,12 +149,3 @@ def disable(spark: Any) -> None:
 
 def is_enabled(spark: Any) -> bool:
     return spark.conf.get(ENABLED_CONF, "false").lower() == "true"
-
-
-def fast_jvm_replies(spark: Any) -> bool:
-    """Turn Nagle's algorithm off on this Python thread's py4j socket (True if done).
-
-    The py4j that PySpark 4.2 ships stalls about 40 ms on every reply longer than 8 KiB (a log entry, a file
-    listing), which made most of an incremental refresh's fixed cost; see `hsbloom.Py4jSocket` in the jar.
-    """
-    return bool(jar_class(spark, "py4j_socket").disableNagle())

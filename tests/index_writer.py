@@ -81,10 +81,10 @@ def stall(system_path: str, data_path: str, name: str) -> None:
 
 
 def stall_refresh(system_path: str, name: str, mode: str) -> None:
-    from hsbloom import refresh
+    from hsbloom.operations import build as builds
 
     spark = start_spark(system_path)
-    build = refresh.build_index_data
+    build = builds.build_index_data
 
     def build_then_stop(*args, **kwargs):
         summary = build(*args, **kwargs)
@@ -92,13 +92,13 @@ def stall_refresh(system_path: str, name: str, mode: str) -> None:
         time.sleep(3600)
         return summary
 
-    refresh.build_index_data = build_then_stop
+    builds.build_index_data = build_then_stop
     Hyperspace(spark).refresh_index(name, mode)
 
 
 def die_at(system_path: str, name: str, operation: str, step: str) -> None:
-    from hsbloom import actions
-    from hsbloom.filesystem import HadoopFileSystem
+    from hsbloom.operations.protocol import Operation
+    from hsbloom.index.filesystem import HadoopFileSystem
 
     spark = start_spark(system_path)
 
@@ -107,7 +107,7 @@ def die_at(system_path: str, name: str, operation: str, step: str) -> None:
         os._exit(9)
 
     if step == "transient":
-        actions.finish_operation = die
+        Operation.finish = die
     elif step == "first-removal":
         remove = HadoopFileSystem.delete
 

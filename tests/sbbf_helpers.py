@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hsbloom.hashing import arrow_type_for
-from hsbloom.sbbf import read_header
+from oracle.hashing import arrow_type_for
+from oracle.sbbf import read_header
 
 VECTORS = Path(__file__).resolve().parent / "vectors" / "sbbf_vectors.json"
 

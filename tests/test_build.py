@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from hsbloom.build import build_index_data
+from hsbloom.operations.build import build_index_data
 
 FPP = 0.01
 COLUMNS = ["id", "uuid", "small", "score", "amount", "day", "ts", "raw"]

@@ -28,7 +28,7 @@ import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import HsbloomError
 from hsbloom.explain import files_read
-from hsbloom.layout import SYSTEM_PATH_CONF
+from hsbloom.index.layout import SYSTEM_PATH_CONF
 
 NAME = "idx"
 NUM_FILES = 6

@@ -1,4 +1,4 @@
-"""hsbloom.hashing against the xxhash package and the Parquet PLAIN encoding, type by type."""
+"""The hash oracle (tests/oracle/hashing.py) against the xxhash package and the Parquet PLAIN encoding, type by type."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hsbloom.hashing import (
+from oracle.hashing import (
     UnsupportedTypeError,
     arrow_type_for,
     hash_array,
     hash_scalar,
     min_bytes_for_precision,
     nonnull_hashes,
-    xxh64_bytes,
 )
+from oracle.xxh64 import xxh64_bytes
 
 
 def xxh(data: bytes) -> int:

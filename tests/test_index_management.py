@@ -30,7 +30,7 @@ from hsbloom.errors import (
     InvalidConfigError,
     UnsupportedSourceError,
 )
-from hsbloom.log import LogEntry, OperationLog, State, Writer
+from hsbloom.index.log import LogEntry, OperationLog, State, Writer
 
 WRITER_SCRIPT = Path(__file__).resolve().parent / "index_writer.py"
 NUM_FILES = 4

@@ -2,8 +2,8 @@
 
 One index over a generated table of 60 Parquet files and eight column types is
 built once for the module. pyarrow reads the index tables and the source
-files; hsbloom.sbbf (the Python SBBF, not the JVM code that wrote the filters)
-parses every filter blob and checks values hashed by hsbloom.hashing.
+files; the SBBF oracle (tests/oracle, not the JVM code that wrote the filters)
+parses every filter blob and checks values hashed by the hash oracle.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import pytest
 import xxhash
 
 from hsbloom import BFIndexConfig, Hyperspace
-from hsbloom.hashing import hash_array
-from hsbloom.log import OperationLog
-from hsbloom.sbbf import Sbbf
+from oracle.hashing import hash_array
+from hsbloom.index.log import OperationLog
+from oracle.sbbf import Sbbf
 
 
 def signed(u: int) -> int:

@@ -15,7 +15,7 @@ import pytest
 from hsbloom import jar
 from hsbloom import BFIndexConfig
 from hsbloom.errors import CorruptLogError
-from hsbloom.log import (
+from hsbloom.index.log import (
     STABLE_STATES,
     LogEntry,
     OperationLog,
@@ -25,7 +25,7 @@ from hsbloom.log import (
     check_transition,
     running,
 )
-from hsbloom.sources import FileFingerprint, Source, SourceFile
+from hsbloom.index.sources import FileFingerprint, Source, SourceFile
 
 
 def a_source() -> Source:
@@ -247,7 +247,7 @@ def test_writer_liveness_is_only_claimed_dead_when_provable():
 
 def test_the_next_data_version_is_above_every_version_the_log_named(spark, system_path):
     """Read backwards to the latest build: a rolled-back refresh's version is never reused; reads stop there."""
-    from hsbloom.actions import IndexContext, next_data_version
+    from hsbloom.operations.protocol import IndexContext, next_data_version
 
     ctx = IndexContext.open(spark, "history")
     assert next_data_version(ctx) == 0

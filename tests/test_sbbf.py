@@ -1,4 +1,4 @@
-"""hsbloom.sbbf: construction, serialization, insert/check, union and folding, false positives."""
+"""The SBBF oracle (tests/oracle/sbbf.py): construction, serialization, insert/check, union and folding, false positives."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import hsbloom.sbbf as sbbf_module
-from hsbloom.sbbf import (
+import oracle.sbbf as sbbf_module
+from oracle.sbbf import (
     MAX_BYTES,
     SALTS,
     Sbbf,

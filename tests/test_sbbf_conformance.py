@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from sbbf_helpers import column_filter_blobs, load_vectors, vector_array
 
-from hsbloom.hashing import hash_array, nonnull_hashes
-from hsbloom.sbbf import Sbbf, SbbfFormatError, read_header
+from oracle.hashing import hash_array, nonnull_hashes
+from oracle.sbbf import Sbbf, SbbfFormatError, read_header
 
 # -- tests/vectors/sbbf_vectors.json (parquet-java) -------------------------------------------
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import hsbloom
+from hsbloom import jar
 from hsbloom import session as hs_session
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,7 +143,7 @@ def test_py4j_replies_on_every_thread_get_nagle_turned_off(spark):
     results: dict[str, object] = {}
 
     def on_new_thread() -> None:
-        results["nodelay"] = hs_session.fast_jvm_replies(spark)
+        results["nodelay"] = jar.fast_jvm_replies(spark)
         text = "é" * 50_000 + "x" * 30_001
         results["echo"] = spark._jvm.java.lang.StringBuilder(text).toString() == text
 
@@ -150,4 +151,4 @@ def test_py4j_replies_on_every_thread_get_nagle_turned_off(spark):
     worker.start()
     worker.join()
     assert results == {"nodelay": True, "echo": True}
-    assert hs_session.fast_jvm_replies(spark) is True
+    assert jar.fast_jvm_replies(spark) is True

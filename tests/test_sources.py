@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from hsbloom.errors import UnsupportedSourceError
-from hsbloom.sources import resolve_source
+from hsbloom.index.sources import resolve_source
 
 ALL_TYPES_SCHEMA = (
     "id long, i int, sh short, by byte, f float, d double, name string, bin binary, day date, "

@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from hsbloom.actions import IndexContext, _version_directories
+from hsbloom.operations.protocol import IndexContext, version_directories
 from hsbloom.errors import ConcurrentOperationError, CorruptLogError, IndexNotFoundError
-from hsbloom.log import LogEntry, State, Writer
+from hsbloom.index.log import LogEntry, State, Writer
 
 FORCED_MESSAGE = "force-deleted"  # how a forced delete's entry begins its message (verify_index looks for it)
 
@@ -37,7 +37,7 @@ def force_delete(spark: Any, name: str) -> LogEntry:
             latest = ctx.log.read(ids[-1])
         except CorruptLogError as exc:
             damaged = f" (its latest log entry {ids[-1]} was unreadable: {str(exc).split('. If no', 1)[0]})"
-    has_data = bool(_version_directories(ctx))
+    has_data = bool(version_directories(ctx))
     if not ids and not has_data:
         raise IndexNotFoundError(f"index {name!r} does not exist")
     if latest is not None and latest.state == State.DOESNOTEXIST:

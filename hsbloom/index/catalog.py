@@ -14,11 +14,11 @@ from typing import Any
 from hsbloom import jar
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import CorruptLogError, IndexNotFoundError
-from hsbloom.filesystem import HadoopFileSystem
-from hsbloom.layout import IndexLayout
-from hsbloom.log import LogEntry, OperationLog, State
-from hsbloom.sources import Source
-from hsbloom.syspath import qualified_system_path
+from hsbloom.index.filesystem import HadoopFileSystem
+from hsbloom.index.layout import IndexLayout
+from hsbloom.index.log import LogEntry, OperationLog, State
+from hsbloom.index.sources import Source
+from hsbloom.index.syspath import qualified_system_path
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from hsbloom import jar
-from hsbloom.actions import IndexContext, _version_directories
+from hsbloom.operations.protocol import IndexContext, version_directories
 from hsbloom.errors import CorruptLogError, IndexNotFoundError
-from hsbloom.layout import DATA_LAYOUT
-from hsbloom.log import LogEntry, State
-from hsbloom.recovery import FORCED_MESSAGE
+from hsbloom.index.layout import DATA_LAYOUT
+from hsbloom.index.log import LogEntry, State
+from hsbloom.operations.recovery import FORCED_MESSAGE
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def verify_index(spark: Any, name: str) -> VerifyResult:
     """Check index `name` whole; IndexNotFoundError when there is nothing of that name."""
     ctx = IndexContext.open(spark, name)
     ids = ctx.log.ids()
-    if not ids and not _version_directories(ctx):
+    if not ids and not version_directories(ctx):
         raise IndexNotFoundError(f"index {name!r} does not exist")
     log_problems: dict[int, Problem] = {}
     entries: dict[int, LogEntry] = {}

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from hsbloom import jar
 from hsbloom.errors import SystemPathError, first_line
-from hsbloom.layout import SYSTEM_PATH_CONF, system_path
+from hsbloom.index.layout import SYSTEM_PATH_CONF, system_path
 
 _FIX = f"set {SYSTEM_PATH_CONF} to a directory this session can create and write"
 

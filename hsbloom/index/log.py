@@ -26,8 +26,7 @@ from typing import Any, Iterator
 from hsbloom import jar
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import CorruptLogError
-from hsbloom.session import fast_jvm_replies
-from hsbloom.sources import FileFingerprint, Source
+from hsbloom.index.sources import FileFingerprint, Source
 from hsbloom.version import __version__
 
 LOG_FORMAT_VERSION = 1
@@ -177,7 +176,7 @@ class LogEntry:
     # index version, when an incremental refresh referred to earlier ones; None: data_version alone.
     data_parts: tuple[int, ...] | None = None
     dropped_file_ids: tuple[int, ...] = ()  # file ids of the parts' tables no longer in the version (deleted)
-    data_layout: int | None = None  # how the data is stored (hsbloom.layout.DATA_LAYOUT); None: an older layout
+    data_layout: int | None = None  # how the data is stored (hsbloom.index.layout.DATA_LAYOUT); None: an older layout
     summary: dict[str, Any] | None = None  # what the build returned
     message: str | None = None  # why a rollback or cancel happened
     pending: PendingChanges | None = None  # source changes a quick refresh recorded, not yet in the data
@@ -275,7 +274,7 @@ class OperationLog:
         self.log_path = log_path
         self._store = jar.jar_class(spark, "log_store")
         self._hadoop_conf = jar.hadoop_conf(spark)
-        fast_jvm_replies(spark)  # every operation opens the log first, on the thread that runs it
+        jar.fast_jvm_replies(spark)  # every operation opens the log first, on the thread that runs it
 
     def entry_path(self, entry_id: int) -> str:
         return f"{self.log_path}/{entry_id:0{_ID_DIGITS}d}.json"
