@@ -5,7 +5,7 @@
 Hash+insert and check of N int64 values and N uuid-like strings (36 bytes) into a 4 MiB filter,
 one core each, the same values on every side (generated with splitmix64 here in numpy and in
 hsbloom.bench.SbbfBench on the JVM). Prints throughput and the ratios, and checks that all three
-built byte-identical filters and found the same number of (false) positives. docs/sbbf.md keeps
+built byte-identical filters and found the same number of (false) positives. docs/design/sbbf.md keeps
 the figures.
 """
 

@@ -1,4 +1,4 @@
-"""Damaged indexes never prune wrongly, are reported, and can always be removed and rebuilt (docs/integrity.md).
+"""Damaged indexes never prune wrongly, are reported, and can always be removed and rebuilt (docs/design/integrity.md).
 
 One healthy index is built once per module; each case damages a copy of it (in
 its own system path) one file at a time: truncation, bit flips, zeroing,

@@ -1,5 +1,5 @@
 """A writer process that dies at a step of delete, restore or vacuum leaves an index that answers correctly
-and that the next ordinary operation recovers (docs/log.md, "Crashes, cancel and dead writers").
+and that the next ordinary operation recovers (docs/design/log.md, "Crashes, cancel and dead writers").
 
 The writer (tests/index_writer.py die-at) exits abruptly (os._exit, as a kill: no rollback, no cleanup)
 right after the step; this process then checks the log, the answers, and the recovery. Uses the healthy

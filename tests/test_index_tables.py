@@ -110,7 +110,7 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(indexed):
 
 
 def test_every_row_checksum_is_the_xxh64_of_its_planning_fields_seeded_by_its_directory(indexed):
-    """row_checksum, recomputed here from docs/integrity.md's recipe with the xxhash package (not the jar)."""
+    """row_checksum, recomputed here from docs/design/integrity.md's recipe with the xxhash package (not the jar)."""
     source, data, entry = indexed
     seed = xxhash.xxh64_intdigest(f"{data.parent.name}/{data.name}".encode())
 
@@ -131,7 +131,7 @@ def test_every_row_checksum_is_the_xxh64_of_its_planning_fields_seeded_by_its_di
 
 def test_block_addressable_copy_holds_every_block_of_every_filter(indexed):
     """blocks/ (read by query planning) is the filters' bitsets block-major per group (docs/pruning.md),
-    each block row followed by its XXH64 checksum (docs/integrity.md), checked here with the xxhash package."""
+    each block row followed by its XXH64 checksum (docs/design/integrity.md), checked here with the xxhash package."""
     source, data, entry = indexed
     table = pq.read_table(data / "files").to_pylist()
     side_files = {p.name: p.read_bytes() for p in (data / "blocks").glob("*.blocks")}

@@ -31,7 +31,7 @@ GLOBAL_TABLE = "global"
 _VERSION_DIR = re.compile(r"v__=(\d+)")
 # How a data directory is stored, recorded in log entries as `data_layout` (absent: written before it was
 # recorded). 2: file tables with the block-addressable side files (`blocks/`) planning reads; 3: the same with
-# checksums (docs/integrity.md). A full refresh rebuilds data of another layout, and an incremental refresh
+# checksums (docs/design/integrity.md). A full refresh rebuilds data of another layout, and an incremental refresh
 # never refers to it (it compacts instead).
 DATA_LAYOUT = 3
 

@@ -7,7 +7,7 @@ An operation appends a transient entry (CREATING, DELETING, ...) and then a
 stable one (ACTIVE, DELETED, DOESNOTEXIST); readers use the latest stable
 entry, so a writer that crashes in between leaves the previous stable state
 readable. Entries are data only (no class names, nothing executable); see
-docs/log.md for the format.
+docs/design/log.md for the format.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ class Source:
     partition_columns: tuple[str, ...]
     files: tuple[SourceFile, ...] = field(repr=False)
     # What besides the files decides the values read (schema facts, column mapping, session settings):
-    # a scan is covered only when it reads with the same facts (docs/design.md, "Read facts").
+    # a scan is covered only when it reads with the same facts (docs/design/read-facts.md).
     read_facts: dict[str, str] = field(default_factory=dict, repr=False)
     user_schema: str | None = None  # the schema given to the reader (JSON), which a refresh reads with too
 

@@ -13,7 +13,7 @@ Every operation (create, refresh, delete, restore, vacuum) follows one protocol:
 
 A transient entry left by a writer that died is returned to its stable state by
 cancel(), or automatically by the next operation when that writer is provably
-dead (same host and its process is gone): see docs/log.md.
+dead (same host and its process is gone): see docs/design/log.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Forced delete: the way out for an index whose log cannot be followed any more.
 
-A normal delete follows the log protocol (docs/log.md), which needs a readable
+A normal delete follows the log protocol (docs/design/log.md), which needs a readable
 latest entry in a state that allows it. When the latest entry is damaged
 (truncated, garbage, written by a newer hsbloom), or an operation left by a
 writer that is not provably dead holds the index, `delete_index(name,

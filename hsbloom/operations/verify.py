@@ -1,6 +1,6 @@
 """verify_index: read everything an index holds and report each problem with the file it is in.
 
-Queries check what they use as they load it (docs/integrity.md) and stop
+Queries check what they use as they load it (docs/design/integrity.md) and stop
 trusting damaged bytes on their own; verify_index is the full check, for
 people and scripts after an incident or before relying on an index: every log
 entry, and of the version the log's latest stable entry names (ACTIVE, or

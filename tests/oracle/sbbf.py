@@ -7,7 +7,7 @@ DuckDB) computes the same bits, so a filter built here can be read by any of the
 
 Serialized, a filter is the Thrift-compact `BloomFilterHeader` (numBytes, algorithm BLOCK, hash
 XXHASH, compression UNCOMPRESSED; 15 to 19 bytes) followed by the bitset: exactly what a Parquet
-file holds at a column chunk's bloom_filter_offset. docs/sbbf.md explains the choices.
+file holds at a column chunk's bloom_filter_offset. docs/design/sbbf.md explains the choices.
 """
 
 from __future__ import annotations

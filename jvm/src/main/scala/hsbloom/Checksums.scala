@@ -8,7 +8,7 @@ import org.apache.spark.sql.types.{LongType, StructField}
 import org.apache.spark.unsafe.Platform
 
 /**
- * The checksums that guard every byte query planning trusts (docs/integrity.md):
+ * The checksums that guard every byte query planning trusts (docs/design/integrity.md):
  * a Bloom filter with bits cleared answers "absent" with full confidence, so
  * damage must be caught before a filter is probed, not after.
  *

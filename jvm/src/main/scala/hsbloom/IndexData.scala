@@ -15,7 +15,7 @@ import org.apache.parquet.schema.MessageType
 
 /**
  * The file-level index tables of one index version (`<data>/files/` of each
- * of its data directories, see docs/build.md and docs/refresh.md) as query
+ * of its data directories, see docs/design/build.md and docs/refresh.md) as query
  * planning needs them: per source file its fingerprint (size, modification
  * time) and per indexed column its counts and where its filter's blocks are
  * (`FilterBlocks`).

@@ -5,7 +5,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
 
 /**
- * The two Parquet tables of an index version (schemas in docs/build.md), and
+ * The two Parquet tables of an index version (schemas in docs/design/build.md), and
  * the one place that writes and reads them. Everything that produces rows of
  * a file-level or global table (the build, a refresh carrying rows over from an
  * older version) goes through `writeFileTable` / `writeGlobalTable`, so the

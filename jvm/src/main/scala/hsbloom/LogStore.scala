@@ -30,7 +30,7 @@ import org.apache.hadoop.ipc.RemoteException
  *
  * Other schemes go through `FileSystem.create(path, overwrite = false)`:
  * exclusive on HDFS; on object stores only as exclusive as the connector makes
- * it (see docs/log.md for S3).
+ * it (see docs/design/log.md for S3).
  */
 object LogStore {
   /** Writes `content` (UTF-8) at `path` unless an entry is there; true iff this call created it. */
