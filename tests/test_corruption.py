@@ -298,3 +298,35 @@ def test_damaged_global_filters_never_drop_joining_rows(spark, source, other, ex
         assert join_count(spark, source) == expected_join, case
         result = Hyperspace(spark).verify_index(NAME)
         assert not result.healthy and any(damaged.parent.name in p.file for p in result.problems), (case, result)
+
+
+# --- repair by a full refresh ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("found_by", ["a query", "verify_index"])
+def test_a_full_refresh_rebuilds_a_damaged_index_whose_source_is_unchanged(spark, source, expected, copy, found_by):
+    """Damage found by this process (queries' checksums, verify_index) makes a full refresh rebuild from the
+    source, which has not changed; a healthy index is left alone."""
+    jar.jar_class(spark, "index_damage").clear()
+    with system_path_at(spark, copy):
+        hs = Hyperspace(spark)
+        assert not hs.refresh_index(NAME, "full").refreshed  # healthy and unchanged: nothing to do
+        damaged = DATA_CASES["blocks zeroed" if found_by == "a query" else "file table offsets shifted"](
+            data_dir(copy), None
+        )
+        hsbloom.enable(spark)
+        if found_by == "a query":
+            assert lookup_rows(spark, source) == expected  # its checksums find the damage
+        else:
+            assert not hs.verify_index(NAME).healthy
+        assert any(damaged.name in d for d in hs.index(NAME).damage)
+
+        result = hs.refresh_index(NAME, "full")
+        assert result.refreshed and result.data_version == 1, result
+        assert "previous data was damaged" in result.message and "v__=0" in result.message, result.message
+        assert hs.verify_index(NAME).healthy and hs.index(NAME).damage == ()
+        assert lookup_rows(spark, source) == expected
+        assert files_read(spark.read.parquet(source).where(F.col("id") == 7)) == 1
+        assert not hs.refresh_index(NAME, "full").refreshed
+        hs.vacuum_index(NAME)  # removes the damaged version
+        assert [p.name for p in (copy / NAME).glob("v__=*")] == ["v__=1"]
