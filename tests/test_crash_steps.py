@@ -8,7 +8,7 @@ rollback, no cleanup) at the step. Steps that are pure log protocol (a transient
 data version whose completing entry is not) stop an operation of this process there instead: it raises
 through everything, writing nothing more, as a killed writer would, and is then provably gone (its operation
 no longer runs). This process then checks the log, the answers, and the recovery. Uses the healthy index of
-test_corruption.py, on copies.
+tests/healthy_index.py, on copies.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from hsbloom.errors import IndexNotFoundError
 from hsbloom.explain import files_read
 from hsbloom.index.log import OperationLog
 from index_writer import operation_call, stopping_append
-from test_corruption import NAME, NUM_FILES, copy, expected, healthy, lookup_rows, source, system_path_at  # noqa: F401
+from healthy_index import NAME, NUM_FILES, lookup_rows, system_path_at
 
 WRITER_SCRIPT = Path(__file__).resolve().parent / "index_writer.py"
 

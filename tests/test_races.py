@@ -6,7 +6,7 @@ The writers are threads of this process on its SparkSession: they reach the log 
 protocol as separate processes (create-if-absent of the next entry). Each runs the operation to the point of
 writing its transient entry and waits there for the others, so all of them try to write the same entry id:
 the race is on that write, every time, not on who happens to start first. (A race of two processes is in
-test_index_management.py.) Uses the healthy index of test_corruption.py, on copies.
+test_index_management.py.) Uses the healthy index of tests/healthy_index.py, on copies.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import ConcurrentOperationError, IndexNotFoundError
 from hsbloom.explain import files_read
-from hsbloom.log import OperationLog
-from test_corruption import NAME, NUM_FILES, copy, healthy, lookup_rows, source, system_path_at  # noqa: F401
+from hsbloom.index.log import OperationLog
+from healthy_index import NAME, NUM_FILES, lookup_rows, system_path_at
 from test_crash_steps import appended_file, log_of, versions
 
 
