@@ -8,6 +8,9 @@ from typing import Iterator
 
 import pytest
 
+# The dataset and healthy index of the corruption, recovery, crash and race suites, built once per run.
+from healthy_index import copy, expected, healthy, other, source  # noqa: F401  (fixtures)
+
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL_VECTORS = ROOT / "tests" / "vectors" / "external"
 

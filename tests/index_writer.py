@@ -10,10 +10,12 @@
     index_writer.py stall-refresh SYSTEM_PATH NAME MODE
         calls refresh_index(NAME, MODE); once the build of the appended files has written its data
         (the new version's data is half-way), prints "BUILT_HALF_WAY <jvm pid> <pid>" and waits to be killed.
-    index_writer.py die-at SYSTEM_PATH NAME OPERATION STEP
-        runs OPERATION (delete, restore, vacuum) on NAME and exits the process abruptly (os._exit, no cleanup,
-        as a kill) at STEP: "transient" (its transient log entry written, its completing one not) or
-        "first-removal" (vacuum: right after it removed its first data directory).
+    index_writer.py die-at SYSTEM_PATH NAME OPERATION STEP [SOURCE]
+        runs OPERATION (create over the Parquet directory SOURCE, refresh-full, refresh-incremental,
+        refresh-quick, delete, restore, vacuum) on NAME and exits the process abruptly (os._exit, no cleanup,
+        as a kill) at STEP: "transient" (its transient log entry written), "mid-build" (some files of the
+        new data version written, its file table not complete), "built" (its data complete, its completing
+        log entry not written) or "first-removal" (vacuum: right after it removed its first data directory).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from pyspark.sql import SparkSession
 
@@ -96,18 +99,58 @@ def stall_refresh(system_path: str, name: str, mode: str) -> None:
     Hyperspace(spark).refresh_index(name, mode)
 
 
-def die_at(system_path: str, name: str, operation: str, step: str) -> None:
-    from hsbloom.operations.protocol import Operation
+def stopping_append(step: str, stop: Callable[[], None]) -> Callable:
+    """An OperationLog.append that calls `stop` at `step` ("transient": right after an operation's transient
+    log entry is written; "built": right before its completing entry is written). It hooks the log itself, so
+    it holds for every operation whichever module runs it."""
+    from hsbloom.index.log import OperationLog
+
+    append = OperationLog.append
+
+    def append_then_stop(self, previous, entry):
+        completing = previous is not None and not previous.state.is_stable and entry.state.is_stable
+        if step == "built" and completing:
+            stop()
+        written = append(self, previous, entry)
+        if step == "transient" and written and not entry.state.is_stable:
+            stop()
+        return written
+
+    return append_then_stop
+
+
+def operation_call(spark: SparkSession, name: str, operation: str, source: str | None) -> Callable[[], object]:
+    hs = Hyperspace(spark)
+    if operation == "create":
+        return lambda: hs.create_index(spark.read.parquet(source), BFIndexConfig(name, ["id", "s"]))
+    if operation.startswith("refresh-"):
+        return lambda: hs.refresh_index(name, operation.split("-", 1)[1])
+    return lambda: {"delete": hs.delete_index, "restore": hs.restore_index, "vacuum": hs.vacuum_index}[operation](name)
+
+
+def new_data_files(index_dir: Path, before: set[str]) -> list[Path]:
+    """Files (not directories) written so far under data versions that were not in `before`."""
+    return [
+        Path(root) / f
+        for version in index_dir.glob("v__=*") if version.name not in before
+        for root, _, files in os.walk(version) for f in files if not f.startswith(".")
+    ]
+
+
+def die_at(system_path: str, name: str, operation: str, step: str, source: str | None = None) -> None:
     from hsbloom.index.filesystem import HadoopFileSystem
 
     spark = start_spark(system_path)
 
-    def die(*args, **kwargs):
+    def die() -> None:
         print(f"DYING {step}", flush=True)
         os._exit(9)
 
-    if step == "transient":
-        Operation.finish = die
+    call = operation_call(spark, name, operation, source)
+    if step in ("transient", "built"):
+        from hsbloom.index.log import OperationLog
+
+        OperationLog.append = stopping_append(step, die)
     elif step == "first-removal":
         remove = HadoopFileSystem.delete
 
@@ -116,8 +159,22 @@ def die_at(system_path: str, name: str, operation: str, step: str) -> None:
             die()
 
         HadoopFileSystem.delete = remove_then_die
-    hs = Hyperspace(spark)
-    {"delete": hs.delete_index, "restore": hs.restore_index, "vacuum": hs.vacuum_index}[operation](name)
+    elif step == "mid-build":  # the operation runs on; this thread kills the process once data appears
+        index_dir = Path(system_path) / name
+        before = {v.name for v in index_dir.glob("v__=*")}
+        worker = threading.Thread(target=call, daemon=True)
+        worker.start()
+        while worker.is_alive():
+            written = new_data_files(index_dir, before)
+            if written:
+                if any(p.name == "_SUCCESS" and p.parent.name == "files" for p in written):
+                    print("TOO_LATE the file table was complete", flush=True)
+                    os._exit(3)
+                die()
+            time.sleep(0.002)
+        print("FINISHED", flush=True)  # no data was written
+        return
+    call()
     print("FINISHED", flush=True)  # the step was never reached
 
 

@@ -1,6 +1,6 @@
 """Damaged indexes never prune wrongly, are reported, and can always be removed and rebuilt (docs/design/integrity.md).
 
-One healthy index is built once per module; each case damages a copy of it (in
+One healthy index is built once per run (tests/healthy_index.py); each case damages a copy of it (in
 its own system path) one file at a time: truncation, bit flips, zeroing,
 deletion, replacement by another valid file, shifted offsets, for the file
 table, blocks/, the global filters, their checksums and the log entries. The
@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import random
 import shutil
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,63 +24,9 @@ from pyspark.sql import functions as F
 
 from hsbloom import jar
 import hsbloom
-from hsbloom import BFIndexConfig, Hyperspace
-from hsbloom.errors import HsbloomError
+from hsbloom import Hyperspace
 from hsbloom.explain import files_read
-from hsbloom.index.layout import SYSTEM_PATH_CONF
-
-NAME = "idx"
-NUM_FILES = 6
-ROWS_PER_FILE = 300
-# One id in every file and two absent ones: a file pruned wrongly loses a row of the answer.
-LOOKUP = [f * ROWS_PER_FILE + 7 for f in range(NUM_FILES)] + [10**9, -5]
-
-
-@contextmanager
-def system_path_at(spark, path: Path) -> Iterator[Path]:
-    previous = spark.conf.get(SYSTEM_PATH_CONF, None)
-    spark.conf.set(SYSTEM_PATH_CONF, str(path))
-    jar.jar_class(spark, "index_catalog").invalidateAll()
-    try:
-        yield path
-    finally:
-        spark.conf.set(SYSTEM_PATH_CONF, previous) if previous else spark.conf.unset(SYSTEM_PATH_CONF)
-        jar.jar_class(spark, "index_catalog").invalidateAll()
-
-
-@pytest.fixture(scope="module")
-def source(spark, tmp_path_factory) -> str:
-    directory = str(tmp_path_factory.mktemp("corruption") / "events")
-    ids = spark.range(0, NUM_FILES * ROWS_PER_FILE, numPartitions=NUM_FILES)
-    ids.select("id", F.concat(F.lit("k"), F.col("id").cast("string")).alias("s")).write.parquet(directory)
-    return directory
-
-
-@pytest.fixture(scope="module")
-def healthy(spark, source, tmp_path_factory) -> Path:
-    """The system path of a healthy index over `source` (never damaged: cases copy it)."""
-    with system_path_at(spark, tmp_path_factory.mktemp("healthy")) as path:
-        Hyperspace(spark).create_index(spark.read.parquet(source), BFIndexConfig(NAME, ["id", "s"]))
-    return path
-
-
-@pytest.fixture(scope="module")
-def other(spark, source, tmp_path_factory) -> Path:
-    """Another valid index over `source` (a smaller fpp, so other bytes), whose files replace the healthy one's."""
-    with system_path_at(spark, tmp_path_factory.mktemp("other")) as path:
-        Hyperspace(spark).create_index(spark.read.parquet(source), BFIndexConfig(NAME, ["id", "s"], fpp=0.0001))
-    return path
-
-
-@pytest.fixture(scope="module")
-def expected(spark, source) -> list:
-    hsbloom.disable(spark)
-    return lookup_rows(spark, source)
-
-
-def lookup_rows(spark, source: str) -> list:
-    df = spark.read.parquet(source)
-    return sorted(tuple(r) for r in df.where(F.col("id").isin(LOOKUP) | F.col("s").isin(["k7", "nope"])).collect())
+from healthy_index import NAME, NUM_FILES, ROWS_PER_FILE, lookup_rows, system_path_at
 
 
 def joined(spark, source: str):
@@ -99,16 +44,6 @@ def join_count(spark, source: str) -> int:
         return joined(spark, source).count()
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
-
-
-@pytest.fixture
-def copy(healthy, tmp_path) -> Path:
-    """A copy of the healthy system path, without Hadoop's .crc files (object stores have none)."""
-    target = tmp_path / "system"
-    shutil.copytree(healthy, target)
-    for crc in target.rglob(".*.crc"):
-        crc.unlink()
-    return target
 
 
 def data_dir(system: Path) -> Path:
@@ -298,3 +233,35 @@ def test_damaged_global_filters_never_drop_joining_rows(spark, source, other, ex
         assert join_count(spark, source) == expected_join, case
         result = Hyperspace(spark).verify_index(NAME)
         assert not result.healthy and any(damaged.parent.name in p.file for p in result.problems), (case, result)
+
+
+# --- repair by a full refresh ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("found_by", ["a query", "verify_index"])
+def test_a_full_refresh_rebuilds_a_damaged_index_whose_source_is_unchanged(spark, source, expected, copy, found_by):
+    """Damage found by this process (queries' checksums, verify_index) makes a full refresh rebuild from the
+    source, which has not changed; a healthy index is left alone."""
+    jar.jar_class(spark, "index_damage").clear()
+    with system_path_at(spark, copy):
+        hs = Hyperspace(spark)
+        assert not hs.refresh_index(NAME, "full").refreshed  # healthy and unchanged: nothing to do
+        damaged = DATA_CASES["blocks zeroed" if found_by == "a query" else "file table offsets shifted"](
+            data_dir(copy), None
+        )
+        hsbloom.enable(spark)
+        if found_by == "a query":
+            assert lookup_rows(spark, source) == expected  # its checksums find the damage
+        else:
+            assert not hs.verify_index(NAME).healthy
+        assert any(damaged.name in d for d in hs.index(NAME).damage)
+
+        result = hs.refresh_index(NAME, "full")
+        assert result.refreshed and result.data_version == 1, result
+        assert "previous data was damaged" in result.message and "v__=0" in result.message, result.message
+        assert hs.verify_index(NAME).healthy and hs.index(NAME).damage == ()
+        assert lookup_rows(spark, source) == expected
+        assert files_read(spark.read.parquet(source).where(F.col("id") == 7)) == 1
+        assert not hs.refresh_index(NAME, "full").refreshed
+        hs.vacuum_index(NAME)  # removes the damaged version
+        assert [p.name for p in (copy / NAME).glob("v__=*")] == ["v__=1"]

@@ -1,7 +1,7 @@
 """A damaged log never locks an index, bad system paths are refused before anything is written, and every
 failure of an hsbloom call is an hsbloom error naming the fix (docs/troubleshooting.md).
 
-Uses the healthy index and dataset of test_corruption.py (module fixtures, imported), on copies.
+Uses the healthy index and dataset of tests/healthy_index.py, on copies.
 """
 
 from __future__ import annotations
@@ -18,15 +18,7 @@ import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import CorruptLogError, HsbloomError, IndexNotFoundError, SystemPathError
 from hsbloom.explain import files_read
-from test_corruption import (  # noqa: F401  (fixtures)
-    NAME,
-    copy,
-    expected,
-    healthy,
-    lookup_rows,
-    source,
-    system_path_at,
-)
+from healthy_index import NAME, lookup_rows, system_path_at
 
 raised: list[BaseException] = []  # every exception an hsbloom call raised in this module
 

@@ -114,12 +114,13 @@ def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[st
         last_operation=entry.operation,
         updated_ms=entry.timestamp_ms,
         staleness=_staleness(entry),
-        damage=log_damage + _data_damage(spark, tuple(layout.data_path(v) for v in entry.parts)),
+        damage=log_damage + found_damage(spark, tuple(layout.data_path(v) for v in entry.parts)),
     )
 
 
-def _data_damage(spark: Any, data_paths: tuple[str, ...]) -> tuple[str, ...]:
-    """What this JVM found damaged in `data_paths` (hsbloom.IndexDamage), as "<file>: <problem>"."""
+def found_damage(spark: Any, data_paths: tuple[str, ...]) -> tuple[str, ...]:
+    """What this JVM found damaged in `data_paths` (hsbloom.IndexDamage: by queries' checksum checks and by
+    verify_index), as "<file>: <problem>"."""
     if not data_paths:
         return ()
     found = json.loads(jar.jar_class(spark, "index_damage").json(json.dumps(list(data_paths))))

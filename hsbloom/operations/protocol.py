@@ -105,7 +105,8 @@ class Operation:
             if not self.ctx.log.append(self.base, begin):
                 raise ConcurrentOperationError(
                     f"another writer started an operation on index {self.ctx.name!r} at the same time "
-                    f"(it wrote log entry {begin.id} first); nothing was changed"
+                    f"(it wrote log entry {begin.id} first); nothing was changed. Wait for that operation to "
+                    f"finish (hs.index({self.ctx.name!r}).state), then run this one again if it is still needed"
                 )
             if build is not None:
                 return self.finish(begin, self._build(begin, build, work), [begin.data_path])

@@ -52,7 +52,8 @@ class VerifyResult:
         lines = [f"index {self.name!r} ({self.state}): {len(self.problems)} problem(s)"]
         lines += [f"  {p.file}: {p.problem}" for p in self.problems]
         lines.append(
-            "  Recovery (docs/troubleshooting.md): delete_index(name, force=True), vacuum_index(name), then "
+            "  Recovery (docs/troubleshooting.md): refresh_index(name, mode='full') rebuilds damaged data from the "
+            "source; if the latest log entry is damaged: delete_index(name, force=True), vacuum_index(name), then "
             "create_index again"
         )
         return "\n".join(lines)

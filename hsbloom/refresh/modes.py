@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from hsbloom.errors import IndexStateError
+from hsbloom.index.catalog import found_damage
 from hsbloom.index.layout import DATA_LAYOUT
 from hsbloom.index.log import LogEntry, State
 from hsbloom.index.sources import resolve_source
@@ -77,8 +78,11 @@ def _quick(ctx: IndexContext, base: LogEntry, changes: SourceChanges) -> Refresh
 
 def _full(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) -> RefreshResult:
     assert base.config is not None and base.summary is not None
+    # Damage this process found (queries' checksums, verify_index) is repaired by rebuilding (docs/design/integrity.md).
+    damage = found_damage(ctx.spark, tuple(ctx.layout.data_path(v) for v in base.parts))
     if (
-        changes.is_empty
+        not damage
+        and changes.is_empty
         and base.source.read_facts_difference(changes.current) is None
         and base.pending is None
         and not base.summary.get(GLOBAL_FILTER_DELETED_FILES)
@@ -101,5 +105,6 @@ def _full(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) ->
     run_whole_build(op, begin, df, "so the previous version stays in use")
     return RefreshResult(
         ctx.name, "full", True, len(changes.appended), len(changes.deleted), version,
-        f"index {ctx.name!r}: rebuilt from {len(source.files)} files (data version {version})",
+        f"index {ctx.name!r}: rebuilt from {len(source.files)} files (data version {version})"
+        + (f"; the previous data was damaged ({len(damage)} problem(s), first: {damage[0]})" if damage else ""),
     )
