@@ -38,22 +38,29 @@ object JoinCostModel {
    * A global filter of the indexed side (`indexedDistinct` keys, `filterBytes`)
    * probed by the other side's key. `probedDistinct`: that key's distinct
    * count when it is an indexed column too (None: unknown; then each task's
-   * run-time sample decides, see `GlobalFilterContains`). `probedBytes`:
+   * run-time sample decides, see `GlobalFilterContains`); with
+   * `probedThroughJoin` the key is read through a join, which keeps at most
+   * that many of them, so the count bounds the share that passes from below
+   * only: enough to skip, not to inject without the sample. `probedBytes`:
    * Spark's estimate of the probed side's size.
    */
   def globalFilter(indexedDistinct: Long, probedDistinct: Option[Long], fpp: Double, filterBytes: Long,
-      probedBytes: BigInt): Decision = {
+      probedBytes: BigInt, probedThroughJoin: Boolean = false): Decision = {
     if (BigInt(filterBytes) > probedBytes) {
       return Skip(s"its ${filterBytes} bytes exceed the ${probedBytes} bytes of the side it would filter")
     }
+    val sample = s"each task stops probing when its first ${GlobalFilter.SampleRows} rows show it does not pay"
     probedDistinct.filter(_ > 0) match {
       case Some(probed) if indexedDistinct >= 0 =>
         val kept = math.min(1.0, indexedDistinct.toDouble / probed) + fpp
-        val detail = f"$indexedDistinct%d distinct keys against $probed%d probed: up to ${math.min(kept, 1.0) * 100}%.0f%% pass"
-        if (kept > 1 - MinDroppedKeyShare) Skip(detail) else Apply(detail)
-      case _ =>
-        Apply("the probed key has no index statistics; each task stops probing when its first " +
-          s"${GlobalFilter.SampleRows} rows show it does not pay")
+        val against = if (probedThroughJoin) s"at most $probed probed (read through a join)" else s"$probed probed"
+        val share = if (!probedThroughJoin) f"up to ${math.min(kept, 1.0) * 100}%.0f%% pass"
+          else if (kept >= 1) "all may pass" else f"at least ${kept * 100}%.0f%% pass"
+        val detail = s"$indexedDistinct distinct keys against $against: $share"
+        if (kept > 1 - MinDroppedKeyShare) Skip(detail)
+        else if (probedThroughJoin) Apply(s"$detail; $sample")
+        else Apply(detail)
+      case _ => Apply(s"the probed key has no index statistics; $sample")
     }
   }
 
@@ -79,17 +86,23 @@ object JoinCostModel {
   /**
    * File pruning of a probe side (`files` files, `probeBytes`; its key column
    * holds `rows` non-null values of `distinct` keys) from build keys that cost
-   * `buildBytes` to read again (0: they are local rows). Applies with the most
-   * keys worth waiting for (at most `maxKeys`).
+   * `buildBytes` to read again (0: they are local rows). `buildDistinct`: the
+   * build side's distinct keys when they are known before it runs (it filters
+   * no rows and its key is an indexed column). Applies with the most keys
+   * worth waiting for (at most `maxKeys`).
    */
   def filePruning(files: Int, rows: Long, distinct: Long, fpp: Double, probeBytes: BigInt, buildBytes: BigInt,
-      maxKeys: Int): (Decision, Int) = {
+      maxKeys: Int, buildDistinct: Option[Long] = None): (Decision, Int) = {
     if (files < 2) return (Skip(s"the probe side has $files file(s)"), 0)
     if (rows <= 0 || distinct <= 0) return (Skip("the probe column's index has no row or distinct counts"), 0)
     val perKey = keptFileShare(files, rows, distinct, fpp)
     val useful = math.min(maxUsefulKeys(perKey), maxKeys)
     val spread = f"a key is in about ${perKey * files}%.1f of $files files (${rows.toDouble / distinct}%.1f rows a key)"
     if (useful < 1) return (Skip(s"$spread: no key set keeps under ${(MaxKeptFileShare * 100).toInt}% of them"), 0)
+    buildDistinct.filter(_ > useful).foreach { n =>
+      return (Skip(s"$spread; at most $useful build key(s) are worth it, and the build side filters no rows: " +
+        s"its key has $n distinct values (its index)"), 0)
+    }
     if (buildBytes.toDouble > probeBytes.toDouble * MaxBuildShare) {
       return (Skip(s"reading the build side again ($buildBytes bytes) costs over " +
         s"${(MaxBuildShare * 100).toInt}% of the probe side ($probeBytes bytes)"), 0)

@@ -3,7 +3,7 @@ package hsbloom
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, Expression, IsNotNull}
+import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, ExprId, Expression, IsNotNull}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -99,9 +99,10 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     if (summary.globalFilterBytes > maxBytes) {
       return skip(s"its ${summary.globalFilterBytes} bytes exceed $MaxGlobalFilterBytesConf ($maxBytes)")
     }
-    val probedDistinct = probedColumnStats(target, targetKey).map(_.ndv).filter(_ > 0)
+    val probed = keyColumnStats(target, targetKey, throughJoins = true)
     val decision = if (!modelled) JoinCostModel.Apply(s"$CostModelConf is false") else JoinCostModel.globalFilter(
-      summary.ndv, probedDistinct, c.index.entry.fpp, summary.globalFilterBytes, target.stats.sizeInBytes)
+      summary.ndv, probed.map(_._1.ndv).filter(_ > 0), c.index.entry.fpp, summary.globalFilterBytes,
+      target.stats.sizeInBytes, probedThroughJoin = probed.exists(!_._2))
     if (!decision.applies) return skip(decision.reason)
     if (!everyFileIndexed(column.fs.location, c.index)) {
       return skip("the indexed side lists files the index lacks (added or changed since the build), or lists " +
@@ -122,12 +123,29 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     }
   }
 
-  /** The index statistics of `key` when it is an indexed column of `plan`'s file relation. */
-  private def probedColumnStats(plan: LogicalPlan, key: Expression): Option[IndexLog.ColumnSummary] =
-    JoinKeys.columnOf(plan, key).filterNot(c => FilePruningRule.isDelta(c.fs)).flatMap { column =>
+  /**
+   * The index statistics of `key` when it is an indexed column of `plan`'s
+   * file relation, and whether `plan` reads it through Projects and Filters
+   * only. With `throughJoins`, also a column read through joins, which hold at
+   * most the column's values (false: its counts are only upper bounds).
+   */
+  private def keyColumnStats(plan: LogicalPlan, key: Expression, throughJoins: Boolean)
+      : Option[(IndexLog.ColumnSummary, Boolean)] = {
+    val direct = JoinKeys.columnOf(plan, key)
+    def below(p: LogicalPlan, id: ExprId): LogicalPlan = p match {
+      case j: Join => Seq(j.left, j.right).find(_.outputSet.exists(_.exprId == id)).map(below(_, id)).getOrElse(j)
+      case Project(list, child) if list.exists { case a: AttributeReference => a.exprId == id; case _ => false } =>
+        below(child, id)
+      case Filter(_, child) => below(child, id)
+      case other => other
+    }
+    val column = direct.orElse(if (!throughJoins || key.references.size != 1) None
+      else JoinKeys.columnOf(below(plan, key.references.head.exprId), key))
+    column.filterNot(c => FilePruningRule.isDelta(c.fs)).flatMap { column =>
       IndexCatalog.coveredColumns(session, column.fs, Seq(column.attribute)).iterator
         .flatMap(c => c.index.entry.columnSummaries.get(c.indexColumn)).find(_.ndv >= 0)
-    }
+    }.map(_ -> direct.isDefined)
+  }
 
   private def withFilePruning(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
       sourceKey: Expression, nullSafe: Boolean, label: String): Option[LogicalPlan] = {
@@ -147,7 +165,13 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
       case Right(relation) => relation
     }
     val modelled = costModelOn
-    if (modelled && !smallBuildSide(source)) return skip("the build side filters no rows and is not small")
+    // A build side that filters no rows has all its key column's values: the index counts them.
+    val filtered = hasSelectiveFilter(source)
+    val buildDistinct =
+      if (filtered) None else keyColumnStats(source, sourceKey, throughJoins = false).map(_._1.ndv).filter(_ >= 0)
+    if (modelled && !filtered && buildDistinct.isEmpty && !small(source)) {
+      return skip("the build side filters no rows and is not small")
+    }
     if (modelled && BuildSide.filtersByValues(target, column.attribute)) {
       return skip(s"the query filters ${column.attribute.name} by values already (its own pruning applies)")
     }
@@ -157,7 +181,7 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"$CostModelConf is false"), maxKeys) else {
       JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
         probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
-        maxKeys)
+        maxKeys, buildDistinct)
     }
     if (!decision.applies) return skip(decision.reason)
     // The build keys become values of the probe column's own type (null where none is equal).
@@ -219,11 +243,9 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
       source.stats.sizeInBytes <= conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD)
   }
 
-  /** A build side that may well have few keys: it filters its rows, or it is small. */
-  private def smallBuildSide(source: LogicalPlan): Boolean = {
-    val threshold = math.max(session.sessionState.conf.autoBroadcastJoinThreshold, 0L)
-    hasSelectiveFilter(source) || source.stats.sizeInBytes <= threshold
-  }
+  /** A build side that may well have few keys: within the broadcast threshold. */
+  private def small(source: LogicalPlan): Boolean =
+    source.stats.sizeInBytes <= math.max(session.sessionState.conf.autoBroadcastJoinThreshold, 0L)
 }
 
 object JoinFilterRule {

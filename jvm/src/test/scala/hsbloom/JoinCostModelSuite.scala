@@ -49,6 +49,22 @@ class JoinCostModelSuite extends AnyFunSuite {
     assert(!filePruning(1, 100, 100, 0.01, 100 * MiB, 0, 5000)._1.applies)
   }
 
+  test("a key read through a join bounds the probed keys from above: enough to skip, else the sample decides") {
+    // TPC-H Q5: lineitem.l_orderkey's filter probed by orders.o_orderkey after orders JOIN customer
+    val d = globalFilter(1500000, Some(1500000), 0.01, 2 * 1024 * 1024, 12 * MiB, probedThroughJoin = true)
+    assert(!d.applies && d.reason.contains("at most 1500000 probed (read through a join): all may pass"), d.reason)
+    val few = globalFilter(1000, Some(1000000), 0.01, 2000, 12 * MiB, probedThroughJoin = true)
+    assert(few.applies && few.reason.contains("each task stops probing"), few.reason)
+  }
+
+  test("file pruning: a build side that filters no rows is skipped when its index counts more keys than pay") {
+    // TPC-H Q5: orders.o_custkey (one key worth waiting for) from all of customer's 150K keys
+    val (d, keys) = filePruning(24, 1500000, 100000, 0.01, 64 * MiB, 14 * MiB, 5000, buildDistinct = Some(150000))
+    assert(!d.applies && keys == 0 && d.reason.contains("its key has 150000 distinct values"), d.reason)
+    // bench/join.py's shape with a dimension of 20 keys: its index's count is within the 45 worth it
+    assert(filePruning(200, 20000000, 20000000, 0.01, 300 * MiB, 1 * MiB, 5000, buildDistinct = Some(20))._1.applies)
+  }
+
   test("the keys worth waiting for keep at most half of the files") {
     assert(maxUsefulKeys(0.6) == 0)
     val share = keptFileShare(8, 1000, 1000, 0.01)
