@@ -4,6 +4,10 @@ import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
 
+import hsbloom.functions.{MightContain, ParquetHashOf}
+import hsbloom.join.JoinFilterRule
+import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, ScanMetricsRule}
+
 /**
  * Entry point named in `spark.sql.extensions`: registers hsbloom's optimizer
  * rules and SQL functions in every session.

@@ -6,7 +6,9 @@ import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnarBatchRow}
 import org.apache.spark.unsafe.types.UTF8String
 
-import hsbloom.{IndexBuild, ParquetHash, ScanInput}
+import hsbloom.build.IndexBuild
+import hsbloom.sbbf.ParquetHash
+import hsbloom.build.ScanInput
 
 /**
  * The build's map side alone, on one thread, over column batches generated

@@ -7,7 +7,8 @@ import org.apache.parquet.io.api.Binary
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
-import hsbloom.{ParquetHash, Sbbf}
+import hsbloom.sbbf.ParquetHash
+import hsbloom.sbbf.Sbbf
 
 /**
  * The JVM half of bench/sbbf.py: hash+insert and check throughput of parquet-java's
