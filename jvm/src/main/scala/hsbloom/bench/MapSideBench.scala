@@ -6,9 +6,9 @@ import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnarBatchRow}
 import org.apache.spark.unsafe.types.UTF8String
 
-import hsbloom.build.IndexBuild
+import hsbloom.build.{BuildRequest, ListedFile, MapSettings, MapSide, ScanInput}
+import hsbloom.index.FileKey
 import hsbloom.sbbf.ParquetHash
-import hsbloom.build.ScanInput
 
 /**
  * The build's map side alone, on one thread, over column batches generated
@@ -45,21 +45,34 @@ object MapSideBench {
       b.setNumRows(n)
       b
     }
-    val listed = (0 until files).map(f => IndexBuild.ListedFile(f, s"file:/bench/f$f.parquet", 1000L, 0L))
-    val listing = listed.map(f => IndexBuild.listedFileKey(f.path) -> f).toMap
+    val listed = (0 until files).map(f => ListedFile(f, s"file:/bench/f$f.parquet", 1000L, 0L))
+    val listing = listed.map(f => FileKey.listed(f.path) -> f).toMap
     val names = listed.map(f => UTF8String.fromString(f.path))
-    val settings = IndexBuild.MapSettings(Array(LongType, StringType),
-      None, 0.01, globalFilter, IndexBuild.DefaultMaxBufferedHashes, 4)
+    val settings = MapSettings(Array(LongType, StringType),
+      None, 0.01, globalFilter, BuildRequest.DefaultMaxBufferedHashes, 4)
     val cpu = java.lang.management.ManagementFactory.getThreadMXBean
     var best = Long.MaxValue
     for (_ <- 0 until rounds) {
       val chunks = names.iterator.flatMap(name => batches.iterator.map(b => new Chunk(name, 1000L, b): ScanInput.Chunk))
       val start = cpu.getCurrentThreadCpuTime
-      val side = new IndexBuild.MapSide(chunks, settings, listing)
+      val side = new MapSide(chunks, settings, listing)
       var records = 0L
       while (side.hasNext) { side.next(); records += 1 }
       best = math.min(best, cpu.getCurrentThreadCpuTime - start)
     }
     best.toDouble / (files.toLong * rowsPerFile)
+  }
+
+  /**
+   * From sbt: `./dev.sh sbt "bench/runMain hsbloom.bench.MapSideBench [files] [rowsPerFile] [globalFilter] [rounds]"`
+   * (defaults 8, 1000000, true, 5); prints CPU nanoseconds per row.
+   */
+  def main(args: Array[String]): Unit = {
+    val files = args.lift(0).map(_.toInt).getOrElse(8)
+    val rowsPerFile = args.lift(1).map(_.toInt).getOrElse(1000000)
+    val globalFilter = args.lift(2).forall(_.toBoolean)
+    val rounds = args.lift(3).map(_.toInt).getOrElse(5)
+    val nanos = run(files, rowsPerFile, globalFilter, rounds)
+    println(f"map side, $files files of $rowsPerFile rows, global filter $globalFilter: $nanos%.1f ns per row (best of $rounds)")
   }
 }

@@ -7,10 +7,11 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, SubqueryAlias}
-import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 
 import hsbloom.pruning.DelegatingFileIndex
+import hsbloom.shim.{ClassicDataset, FileRelation}
+import hsbloom.index.FileKey
 
 /**
  * What a build scans: every physical row of chosen files of a relation.
@@ -32,11 +33,11 @@ import hsbloom.pruning.DelegatingFileIndex
  */
 object BuildInput {
   /** `df`'s relation reading only `pathsJson` (a JSON array of listed paths; null: all files), all rows. */
-  def of(df: Dataset[_], pathsJson: String): DataFrame = {
+  def of(df: ClassicDataset[_], pathsJson: String): DataFrame = {
     val relation = scannedRelation(df.queryExecution.analyzed)
     val fs = relation.relation.asInstanceOf[HadoopFsRelation]
     val keys = Option(pathsJson).map { json =>
-      new ObjectMapper().readValue(json, classOf[Array[String]]).map(IndexBuild.listedFileKey).toSet
+      new ObjectMapper().readValue(json, classOf[Array[String]]).map(FileKey.listed).toSet
     }
     val selected = fs.copy(location = new SelectedFileIndex(fs.location, keys))(fs.sparkSession)
     df.sparkSession.baseRelationToDataFrame(selected)
@@ -45,14 +46,14 @@ object BuildInput {
   private def scannedRelation(plan: LogicalPlan): LogicalRelation = plan match {
     case SubqueryAlias(_, child) => scannedRelation(child)
     case Project(_, child) => scannedRelation(child)
-    case l @ LogicalRelation(_: HadoopFsRelation, _, _, _, _) => l
+    case FileRelation(l, _, _, _) => l
     case other => throw new IllegalArgumentException(s"not a plain scan of files: ${other.nodeName}")
   }
 }
 
 /** A relation's file listing restricted to the files whose keys are in `keys` (None: every file). */
 final class SelectedFileIndex(val delegate: FileIndex, keys: Option[Set[String]]) extends DelegatingFileIndex {
-  private def selected(path: Path): Boolean = keys.forall(_.contains(IndexBuild.fileKey(path.toUri)))
+  private def selected(path: Path): Boolean = keys.forall(_.contains(FileKey.of(path.toUri)))
 
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     delegate.listFiles(partitionFilters, dataFilters)

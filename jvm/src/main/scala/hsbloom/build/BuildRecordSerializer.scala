@@ -1,13 +1,14 @@
 package hsbloom.build
 
-import java.io.{DataInputStream, DataOutputStream, EOFException, InputStream, ObjectInputStream, ObjectOutputStream, OutputStream}
+import java.io.{DataInputStream, DataOutputStream, EOFException, InputStream, ObjectOutputStream, OutputStream}
 import java.nio.ByteBuffer
 
 import scala.reflect.ClassTag
 
 import org.apache.spark.serializer.{DeserializationStream, SerializationStream, Serializer, SerializerInstance}
 
-import hsbloom.build.IndexBuild.{BucketHashes, BucketKey, BuildKey, FileKey, Payload, SketchKey}
+import hsbloom.shim.JarObjectInput
+
 
 /**
  * The wire format of the index build's shuffle. Nearly every record is a
@@ -45,7 +46,7 @@ object BuildRecordSerializer {
 
     override def writeObject[T: ClassTag](t: T): SerializationStream = {
       t match {
-        case FileKey(fileId, column) => out.writeByte(FileKeyTag); out.writeLong(fileId); out.writeInt(column)
+        case FileColumnKey(fileId, column) => out.writeByte(FileKeyTag); out.writeLong(fileId); out.writeInt(column)
         case BucketKey(column, bucket) => out.writeByte(BucketKeyTag); out.writeInt(column); out.writeInt(bucket)
         case SketchKey(partition) => out.writeByte(SketchKeyTag); out.writeInt(partition)
         case BucketHashes(hashes) =>
@@ -77,7 +78,7 @@ object BuildRecordSerializer {
       val tag = in.read()
       if (tag < 0) throw new EOFException
       val value: Any = tag match {
-        case FileKeyTag => FileKey(in.readLong(), in.readInt())
+        case FileKeyTag => FileColumnKey(in.readLong(), in.readInt())
         case BucketKeyTag => BucketKey(in.readInt(), in.readInt())
         case SketchKeyTag => SketchKey(in.readInt())
         case HashesTag =>
@@ -90,10 +91,7 @@ object BuildRecordSerializer {
         case OtherPayloadTag =>
           val bytes = new Array[Byte](in.readInt())
           in.readFully(bytes)
-          new ObjectInputStream(new java.io.ByteArrayInputStream(bytes)) {
-            override def resolveClass(desc: java.io.ObjectStreamClass): Class[_] =
-              Class.forName(desc.getName, false, BuildRecordSerializer.getClass.getClassLoader)
-          }.readObject()
+          JarObjectInput.read(bytes)
         case other => throw new IllegalStateException(s"corrupt index build shuffle record (tag $other)")
       }
       value.asInstanceOf[T]

@@ -12,6 +12,7 @@ import org.apache.spark.sql.types.{LongType, StructType}
 
 import hsbloom.index.IndexTables
 import hsbloom.sbbf.Sbbf
+import hsbloom.index.FileKey
 
 /**
  * The JVM half of an incremental refresh (Python: hsbloom/refresh.py):
@@ -52,7 +53,7 @@ object IndexRefresh {
     val commits = (fromVersion to toVersion).map(v => v -> new Path(logDir, f"$v%020d.json"))
     if (commits.isEmpty) return "[]"
     if (!commits.forall { case (_, p) => fs.exists(p) }) return null
-    val version = commits.map { case (v, p) => IndexBuild.fileKey(fs.makeQualified(p).toUri) -> v }.toMap
+    val version = commits.map { case (v, p) => FileKey.of(fs.makeQualified(p).toUri) -> v }.toMap
     val schema = StructType.fromDDL(
       "add struct<path: string, size: long, modificationTime: long>, remove struct<path: string>")
     val actions = spark.read.schema(schema).json(commits.map(_._2.toString): _*)
@@ -63,11 +64,11 @@ object IndexRefresh {
     final case class Touch(version: Long, added: Boolean, size: Long, mtime: Long)
     val last = scala.collection.mutable.HashMap[String, (String, Touch)]()
     actions.foreach { r =>
-      val v = version(IndexBuild.scannedFileKey(r.getString(0)))
+      val v = version(FileKey.scanned(r.getString(0)))
       val added = !r.isNullAt(1)
       val path = absolute(root, if (added) r.getString(1) else r.getString(4)).toString
       val touch = if (added) Touch(v, added = true, r.getLong(2), r.getLong(3)) else Touch(v, added = false, 0L, 0L)
-      val key = IndexBuild.listedFileKey(path)
+      val key = FileKey.listed(path)
       val keep = last.get(key).forall { case (_, t) => t.version < v || (t.version == v && added) }
       if (keep) last(key) = path -> touch
     }
@@ -87,7 +88,7 @@ object IndexRefresh {
 
   /** The file keys of listed paths (a JSON array in, a JSON array out, in order). */
   def fileKeys(pathsJson: String): String =
-    mapper.writeValueAsString(mapper.readValue(pathsJson, classOf[Array[String]]).map(IndexBuild.listedFileKey))
+    mapper.writeValueAsString(mapper.readValue(pathsJson, classOf[Array[String]]).map(FileKey.listed))
 
   /**
    * Per column, the number of 32-byte blocks of a global filter whose

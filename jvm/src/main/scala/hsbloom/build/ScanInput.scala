@@ -4,10 +4,11 @@ import org.apache.spark.hsbloom.CurrentInputFile
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, InputAdapter, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.functions.{col, input_file_block_length, input_file_block_start, input_file_name}
 import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnarBatchRow}
 import org.apache.spark.unsafe.types.UTF8String
+
+import hsbloom.shim.ColumnarScan
 
 /**
  * The rows the index build reads: the indexed columns of every source file,
@@ -36,31 +37,13 @@ object ScanInput {
   /** Chunks of `columns` (resolved names of `df`) for every file `df` reads. */
   def of(df: DataFrame, columns: Seq[String]): RDD[Chunk] = {
     val scanned = df.select(columns.map(c => col(quote(c))): _*)
-    columnarScan(scanned) match {
+    ColumnarScan.of(scanned.queryExecution.executedPlan) match {
       case Some(scan) =>
         scan.executeColumnar().mapPartitions(_.map(batch => new BatchChunk(batch): Chunk))
       case None =>
         val n = columns.size
         df.select(columns.map(c => col(quote(c))) ++ Seq(input_file_name(), input_file_block_start(),
           input_file_block_length()): _*).queryExecution.toRdd.mapPartitions(_.map(row => new RowChunk(row, n): Chunk))
-    }
-  }
-
-  /**
-   * The file scan of a plan that is nothing but a columnar scan (seen through
-   * whole-stage codegen and the columnar-to-row step), with the plan's own output.
-   */
-  private def columnarScan(df: DataFrame): Option[FileSourceScanExec] = {
-    val plan = df.queryExecution.executedPlan
-    def strip(p: SparkPlan): SparkPlan = p match {
-      case w: WholeStageCodegenExec => strip(w.child)
-      case c: ColumnarToRowExec => strip(c.child)
-      case i: InputAdapter => strip(i.child)
-      case other => other
-    }
-    strip(plan) match {
-      case scan: FileSourceScanExec if scan.supportsColumnar && scan.output == plan.output => Some(scan)
-      case _ => None
     }
   }
 

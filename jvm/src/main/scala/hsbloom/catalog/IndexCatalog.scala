@@ -11,12 +11,11 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.sources.DataSourceRegister
 import org.slf4j.LoggerFactory
 
-import hsbloom.build.IndexBuild
-import hsbloom.index.{IndexData, IndexLog}
+import hsbloom.index.{FileKey, IndexData, IndexLog}
 import hsbloom.sbbf.ParquetHash
+import hsbloom.shim.FileSources
 
 /**
  * Which indexes are ACTIVE, which of them cover a relation, and their data,
@@ -163,11 +162,11 @@ object IndexCatalog {
     val indexes = activeIndexes(spark)
     if (indexes.isEmpty) return Nil
     val format = formatName(relation)
-    val roots = relation.location.rootPaths.map(p => IndexBuild.fileKey(p.toUri)).toSet
+    val roots = relation.location.rootPaths.map(p => FileKey.of(p.toUri)).toSet
     lazy val options = normalizedOptions(spark, relation.options)
     val resolver = spark.sessionState.conf.resolver
     indexes.filter { i =>
-      i.entry.format == format && i.entry.rootPaths.map(IndexBuild.listedFileKey).toSet == roots
+      i.entry.format == format && i.entry.rootPaths.map(FileKey.listed).toSet == roots
     }.map { i =>
       val indexOptions = normalizedOptions(spark, i.entry.options)
       val whyNot = if (indexOptions != options) {
@@ -201,11 +200,7 @@ object IndexCatalog {
   }
 
   /** The format's short name, as the index log records it ("delta" for Delta tables). */
-  def formatName(relation: HadoopFsRelation): String = relation.fileFormat match {
-    case f if f.getClass.getName.startsWith("org.apache.spark.sql.delta.") => "delta"
-    case r: DataSourceRegister => r.shortName()
-    case f => f.getClass.getSimpleName
-  }
+  def formatName(relation: HadoopFsRelation): String = FileSources.formatName(relation)
 
   /**
    * The loaded file-level tables of an index version (the union of its parts'

@@ -7,6 +7,8 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.types._
 
+import hsbloom.shim.Delta
+
 /**
  * Everything besides the files themselves that decides which values a scan
  * produces for an indexed column (docs/design/read-facts.md lists each with
@@ -126,8 +128,8 @@ object ReadFacts {
 
   /**
    * A Delta table's column mapping: its mode and, per logical column name, the physical name and field
-   * id the Parquet files hold it under. Read by reflection from Delta's file format (the jar is built
-   * without Delta): `columnMappingMode()` and `referenceSchema()` of `DeltaParquetFileFormat`.
+   * id the Parquet files hold it under. Read from Delta's file format through `shim.Delta` (the jar is
+   * built without Delta).
    */
   private final case class DeltaColumnMapping(mode: String, physical: Map[String, String])
 
@@ -137,11 +139,8 @@ object ReadFacts {
 
     def of(relation: HadoopFsRelation): Option[DeltaColumnMapping] = {
       val format = relation.fileFormat
-      if (!format.getClass.getName.startsWith("org.apache.spark.sql.delta.")) return None
-      val (mode, schema) = try {
-        (format.getClass.getMethod("columnMappingMode").invoke(format).toString,
-          format.getClass.getMethod("referenceSchema").invoke(format).asInstanceOf[StructType])
-      } catch {
+      if (!Delta.isDeltaClass(format)) return None
+      val (mode, schema) = try Delta.columnMapping(format) catch {
         case NonFatal(e) => throw new UnsupportedOperationException(
           s"hsbloom cannot read the column mapping of Delta's ${format.getClass.getName} ($e); this " +
             "delta-spark version is not supported", e)

@@ -10,10 +10,11 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
-import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types._
+
+import hsbloom.shim.{ClassicDataset, Delta, FileSources}
 
 /**
  * Resolves a DataFrame to the files it scans, for `create_index` (Python: hsbloom/sources.py).
@@ -22,7 +23,7 @@ import org.apache.spark.sql.types._
  * reliable description of what a DataFrame reads; probing it through py4j
  * from Python would depend on Scala case-class internals one call at a time.
  *
- * Accepted: `LogicalRelation(HadoopFsRelation)` of a Parquet, ORC, CSV or JSON
+ * Accepted: a `LogicalRelation` over a `HadoopFsRelation` of a Parquet, ORC, CSV or JSON
  * file source or a Delta table (Delta's `TahoeLogFileIndex`, at its latest or
  * a time-travel version), under any number of `SubqueryAlias` nodes and
  * `Project`s that only select (not compute or rename) columns. Everything else
@@ -58,13 +59,13 @@ object Sources {
   private val mapper = new ObjectMapper()
 
   /** `columnsJson` is a JSON array of the requested indexed column names. */
-  def describe(df: Dataset[_], columnsJson: String): String = describe(df, columnsJson, withFiles = true)
+  def describe(df: ClassicDataset[_], columnsJson: String): String = describe(df, columnsJson, withFiles = true)
 
   /**
    * As above; without `withFiles` the file listing is left out ("files" is
    * empty), for a refresh that learns a Delta table's changes from its log.
    */
-  def describe(df: Dataset[_], columnsJson: String, withFiles: Boolean): String = {
+  def describe(df: ClassicDataset[_], columnsJson: String, withFiles: Boolean): String = {
     val answer = new JMap[String, Any]()
     try {
       val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
@@ -77,14 +78,14 @@ object Sources {
     mapper.writeValueAsString(answer)
   }
 
-  private def describeInto(df: Dataset[_], columns: Seq[String], out: JMap[String, Any], withFiles: Boolean): Unit = {
+  private def describeInto(df: ClassicDataset[_], columns: Seq[String], out: JMap[String, Any], withFiles: Boolean): Unit = {
     if (df.isStreaming) {
       throw new Refused("hsbloom cannot index a streaming DataFrame; index the table its files are in. " + howToPass)
     }
     val plan = df.queryExecution.analyzed
     val relation = scannedRelation(plan)
     val fsRelation = relation.relation.asInstanceOf[HadoopFsRelation]
-    val format = formatName(fsRelation)
+    val format = FileSources.formatName(fsRelation)
     if (!acceptedFormats.contains(format)) {
       throw new Refused(
         s"hsbloom indexes Parquet, ORC, CSV, JSON and Delta sources, but this DataFrame reads the " +
@@ -123,7 +124,7 @@ object Sources {
     catch { case e: UnsupportedOperationException => throw new Refused(e.getMessage) }
 
   /** The schema the DataFrame's reader was given (`spark.read.schema(...)`), which a refresh must read with too. */
-  private def userSchema(df: Dataset[_]): Option[StructType] =
+  private def userSchema(df: ClassicDataset[_]): Option[StructType] =
     df.queryExecution.logical.collectFirst { case u: UnresolvedDataSource => u.userSpecifiedSchema }.flatten
 
   /** The one relation under the accepted wrapper nodes, or a refusal naming the first other node. */
@@ -178,17 +179,11 @@ object Sources {
     s"$what [${node.nodeName}]"
   }
 
-  private def formatName(relation: HadoopFsRelation): String = relation.fileFormat match {
-    case f if f.getClass.getName.startsWith("org.apache.spark.sql.delta.") => "delta"
-    case r: DataSourceRegister => r.shortName()
-    case f => f.getClass.getSimpleName
-  }
-
   /**
    * The requested names mapped to the DataFrame's own column names, with Spark's
    * resolver (case-insensitive unless spark.sql.caseSensitive), checking each type.
    */
-  private def resolveColumns(df: Dataset[_], schema: StructType, requested: Seq[String]): Seq[String] = {
+  private def resolveColumns(df: ClassicDataset[_], schema: StructType, requested: Seq[String]): Seq[String] = {
     val resolver = df.sparkSession.sessionState.conf.resolver
     val available = schema.fieldNames
     val fields = requested.map { name =>
@@ -228,29 +223,23 @@ object Sources {
   }
 
   /**
-   * What hsbloom needs from Delta's file index, read by reflection because the
-   * jar is compiled without Delta (Delta is an optional dependency). It relies on
-   * methods that `TahoeLogFileIndex` (delta-spark 3.x and 4.x) exposes:
-   * `version()` (the snapshot version the scan reads, from `SnapshotDescriptor`),
-   * `path()` (the table's root) and `catalogTableOpt()`.
+   * What hsbloom needs from Delta's file index (read through `shim.Delta`: the
+   * jar is compiled without Delta, an optional dependency): the snapshot version
+   * the scan reads, the table's root and its catalog name.
    */
   private case class DeltaFileIndex(version: Long, tablePath: String, tableName: Option[String])
 
   private object DeltaFileIndex {
     def apply(index: FileIndex): DeltaFileIndex = {
       val className = index.getClass.getName
-      if (!className.endsWith(".TahoeLogFileIndex")) {
+      if (!Delta.isLogFileIndex(index)) {
         throw new Refused(
           s"hsbloom can index a Delta table read at its latest or a time-travel version, but this DataFrame " +
             s"reads it through ${index.getClass.getSimpleName} (for example a change-data feed). " + howToPass)
       }
       try {
-        val version = index.getClass.getMethod("version").invoke(index).asInstanceOf[Long]
-        val path = index.getClass.getMethod("path").invoke(index).toString
-        val table = index.getClass.getMethod("catalogTableOpt").invoke(index)
-          .asInstanceOf[Option[org.apache.spark.sql.catalyst.catalog.CatalogTable]]
-          .map(_.identifier.unquotedString)
-        DeltaFileIndex(version, path, table)
+        val (version, path, table) = Delta.logFileIndexSnapshot(index)
+        DeltaFileIndex(version, path, table.map(_.identifier.unquotedString))
       } catch {
         case NonFatal(e) =>
           throw new IllegalStateException(

@@ -1,7 +1,6 @@
 package hsbloom.explain
 
 import org.apache.spark.sql.catalyst.expressions.PlanExpression
-import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
@@ -10,6 +9,7 @@ import hsbloom.index.GlobalFilterContains
 import hsbloom.join.{JoinDecisions, JoinPrunedFileIndex}
 import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, PrunedFileIndex}
 import hsbloom.shim.PrunedFileSourceScanExec
+import hsbloom.shim.ClassicDataset
 
 /**
  * What hsbloom does to a query, for `hs.explain(df)` (Python: hsbloom/explain.py)
@@ -20,7 +20,7 @@ import hsbloom.shim.PrunedFileSourceScanExec
 object PruningExplain extends AdaptiveSparkPlanHelper {
 
   /** The text `hs.explain(df)` prints. */
-  def explain(df: Dataset[_]): String = {
+  def explain(df: ClassicDataset[_]): String = {
     val (withIndex, (reports, injected, decisions)) = withEnabled(df, enabled = true) {
       val (planned, decisions) = JoinDecisions.collecting(plan(df))
       val scans = collect(planned) { case s: FileSourceScanExec => s }
@@ -79,13 +79,13 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
   }
 
   /** The physical plan of `df` planned afresh (before adaptive execution wraps it), Delta rule applied as execution would. */
-  private def plan(df: Dataset[_]): SparkPlan = {
+  private def plan(df: ClassicDataset[_]): SparkPlan = {
     val spark = df.sparkSession
     new DeltaScanPruningRule(spark).apply(spark.sessionState.executePlan(df.queryExecution.logical).sparkPlan)
   }
 
   /** Runs `body` with `spark.hsbloom.enabled` set to `enabled`, then restores the setting. */
-  private def withEnabled[T](df: Dataset[_], enabled: Boolean)(body: => T): T = {
+  private def withEnabled[T](df: ClassicDataset[_], enabled: Boolean)(body: => T): T = {
     val spark = df.sparkSession
     val key = FilePruningRule.EnabledConf
     val saved = spark.conf.getOption(key)
@@ -98,7 +98,7 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
   }
 
   /** After `df` ran: its file scans' "number of files read" metric, summed (AQE stages included). */
-  def filesRead(df: Dataset[_]): Long = filesRead(df.queryExecution.executedPlan)
+  def filesRead(df: ClassicDataset[_]): Long = filesRead(df.queryExecution.executedPlan)
 
   def filesRead(plan: SparkPlan): Long = scanMetric(plan, "numFiles")
 

@@ -7,7 +7,6 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
-import hsbloom.build.IndexBuild
 
 /**
  * Damage to index files that this JVM found while using them (a checksum that
@@ -24,7 +23,7 @@ object IndexDamage {
   /** The data directory (`v__=N`) a file of `files/`, `blocks/` or `global/` belongs to. */
   private def directoryOf(file: Path): Path = file.getParent.getParent
 
-  private def key(dataPath: String): String = IndexBuild.listedFileKey(dataPath)
+  private def key(dataPath: String): String = FileKey.listed(dataPath)
 
   /** Records `problem` for `file` (under a version's data directory); warns the first time per file. */
   def record(file: Path, problem: String): Unit = record(directoryOf(file), file, problem)

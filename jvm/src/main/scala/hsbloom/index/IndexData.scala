@@ -13,7 +13,6 @@ import org.apache.parquet.hadoop.example.GroupReadSupport
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.schema.MessageType
 
-import hsbloom.build.IndexBuild
 
 /**
  * The file-level index tables of one index version (`<data>/files/` of each
@@ -38,7 +37,7 @@ final class IndexData private (val dataPaths: Seq[String], files: Map[String, In
    * since the build gets None, so it is read.
    */
   def lookup(path: Path, size: Long, mtime: Long): Option[IndexData.IndexedFile] =
-    files.get(IndexBuild.fileKey(path.toUri)).filter(f => f.size == size && f.mtime == mtime)
+    files.get(FileKey.of(path.toUri)).filter(f => f.size == size && f.mtime == mtime)
 }
 
 /** An index table written by an hsbloom whose layout planning no longer reads (not damage: a full refresh rebuilds it). */
@@ -147,7 +146,7 @@ object IndexData {
                 Some(FilterBlocks.Member(group, fields.blocksPosition))
               }
               val entry = ColumnEntry(row.getLong("num_rows", 0), row.getLong("num_nulls", 0), member, reader)
-              val key = keys.getOrElseUpdate(path, IndexBuild.listedFileKey(path)) // one parse per file, not per column
+              val key = keys.getOrElseUpdate(path, FileKey.listed(path)) // one parse per file, not per column
               val (s, m, columns) = byFile.getOrElseUpdate(key, (size, mtime, mutable.HashMap()))
               if (s != size || m != mtime) {
                 throw new IllegalStateException(s"index tables of ${dataPaths.mkString(", ")} list $path twice with " +

@@ -2,9 +2,10 @@ package hsbloom.join
 
 import org.apache.spark.sql.catalyst.expressions.{AttributeReference, EqualNullSafe, EqualTo, Expression, In, InSet, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LocalRelation, LogicalPlan, Project}
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 
 import hsbloom.pruning.FilePruningRule
+import hsbloom.shim.FileRelation
 
 /**
  * The shapes of a join's sides that file pruning from build-side keys
@@ -21,7 +22,7 @@ object BuildSide {
   def plainScan(plan: LogicalPlan): Either[String, Option[HadoopFsRelation]] = plan match {
     case Project(_, child) => plainScan(child)
     case Filter(_, child) => plainScan(child)
-    case LogicalRelation(fs: HadoopFsRelation, _, _, false, _) =>
+    case FileRelation(_, fs, _, false) =>
       if (FilePruningRule.isDelta(fs)) Left("the build side is a Delta table (its files may change between two runs)")
       else if (!JoinFilterRule.isFixedListing(JoinPrunedFileIndex.unwrap(fs.location))) {
         Left("the build side's listing is redone at execution (two runs may see different files)")

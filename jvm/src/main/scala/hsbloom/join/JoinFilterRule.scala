@@ -13,6 +13,7 @@ import org.apache.spark.sql.internal.SQLConf
 import hsbloom.catalog.IndexCatalog
 import hsbloom.index.{GlobalFilterContains, GlobalFilterRef, IndexLog}
 import hsbloom.pruning.FilePruningRule
+import hsbloom.shim.FileSources
 
 /**
  * Join acceleration (docs/joins.md). For each equality `a = b` (or `a <=> b`)
@@ -267,5 +268,5 @@ object JoinFilterRule {
   }
 
   def isFixedListing(listing: FileIndex): Boolean =
-    listing.getClass.getName == "org.apache.spark.sql.execution.datasources.InMemoryFileIndex"
+    FileSources.isFixedListing(listing)
 }

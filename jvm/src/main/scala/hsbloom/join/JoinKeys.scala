@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, P
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import hsbloom.pruning.ExactCast
+import hsbloom.shim.FileRelation
 
 /**
  * The equalities of a join condition, and how a key of one side relates to an
@@ -59,7 +60,7 @@ object JoinKeys extends PredicateHelper {
     case Project(list, child) if list.exists { case a: AttributeReference => a.exprId == id; case _ => false } =>
       relationOf(child, id)
     case Filter(_, child) => relationOf(child, id)
-    case l @ LogicalRelation(fs: HadoopFsRelation, output, _, false, _) if output.exists(_.exprId == id) => Some((l, fs))
+    case FileRelation(l, fs, output, false) if output.exists(_.exprId == id) => Some((l, fs))
     case _ => None
   }
 

@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
 
 import hsbloom.catalog.IndexCatalog
+import hsbloom.shim.Delta
 
 /**
  * File pruning for Delta tables, on the physical plan.
@@ -62,12 +63,7 @@ object DeltaScanPruningRule {
     override def preColumnarTransitions: Rule[SparkPlan] = rule
   }
 
-  /** Delta's file indexes that read one pinned snapshot. */
-  private val PinnedIndexes = Set(
-    "org.apache.spark.sql.delta.stats.PreparedDeltaFileIndex",
-    "org.apache.spark.sql.delta.files.TahoeLogFileIndex")
-
   def isPinnedDeltaScan(scan: FileSourceScanExec): Boolean =
-    PinnedIndexes.contains(scan.relation.location.getClass.getName) && FilePruningRule.isDelta(scan.relation)
+    Delta.isPinnedIndex(scan.relation.location) && Delta.isDelta(scan.relation)
 
 }

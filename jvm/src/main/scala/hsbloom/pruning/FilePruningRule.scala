@@ -6,9 +6,10 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.AttributeSet
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 
 import hsbloom.catalog.IndexCatalog
+import hsbloom.shim.{Delta, FileRelation}
 
 /**
  * Gives a filtered file relation that an ACTIVE index covers a file listing
@@ -50,7 +51,7 @@ class FilePruningRule(session: SparkSession) extends Rule[LogicalPlan] {
     case f @ Filter(condition, child) =>
       val c = withPrunedRelation(child, referenced ++ condition.references)
       if (c eq child) f else f.copy(child = c)
-    case l @ LogicalRelation(fs: HadoopFsRelation, output, _, false, _) if eligible(fs) =>
+    case FileRelation(l, fs, output, false) if eligible(fs) =>
       val covered = IndexCatalog.coveredColumns(session, fs, output)
       val filtered = covered.exists(c => referenced.exists(r => r.semanticEquals(c.attribute) || r.name == c.attribute.name))
       if (!filtered) l
@@ -69,7 +70,5 @@ object FilePruningRule {
     session.conf.getOption(EnabledConf).exists(_.trim.equalsIgnoreCase("true"))
 
   /** A Delta table: its file index or file format is Delta's. */
-  def isDelta(fs: HadoopFsRelation): Boolean =
-    fs.location.getClass.getName.startsWith("org.apache.spark.sql.delta.") ||
-      fs.fileFormat.getClass.getName.startsWith("org.apache.spark.sql.delta.")
+  def isDelta(fs: HadoopFsRelation): Boolean = Delta.isDelta(fs)
 }
