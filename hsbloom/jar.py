@@ -28,6 +28,8 @@ _CLASSES = {
     "sbbf": "hsbloom.sbbf.Sbbf",
     "pruning_explain": "hsbloom.explain.PruningExplain",
     "py4j_socket": "hsbloom.shim.Py4jSocket",
+    "layout": "hsbloom.index.Layout",
+    "settings": "hsbloom.conf.HsbloomConf",
     "extension": EXTENSION_CLASS,
 }
 

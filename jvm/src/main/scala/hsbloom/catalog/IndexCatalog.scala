@@ -13,24 +13,25 @@ import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.slf4j.LoggerFactory
 
-import hsbloom.index.{FileKey, IndexData, IndexLog}
+import hsbloom.index.{FileKey, IndexData, IndexLog, Layout}
 import hsbloom.sbbf.ParquetHash
 import hsbloom.shim.FileSources
+import hsbloom.conf.HsbloomConf
 
 /**
  * Which indexes are ACTIVE, which of them cover a relation, and their data,
  * for query planning. Everything here is cached in the JVM:
  *
  *  - the list of ACTIVE indexes of a system path, for
- *    `spark.hsbloom.catalog.refreshIntervalMs` (default 10 s), because finding
+ *    `spark.hsbloom.catalog.refreshIntervalMs`, because finding
  *    it costs a listing of every index's log directory. `invalidate()` (called
  *    from Python after each index operation of this process) drops it at once;
  *    changes made by other processes are seen within the interval;
  *  - the file-level table of each index version (immutable once its log entry
  *    is ACTIVE) without its filters, in a cache bounded by
- *    `spark.hsbloom.cache.maxBytes` (default 256 MiB, least recently used
+ *    `spark.hsbloom.cache.maxBytes` (least recently used
  *    first out), and per loaded version the filter blocks probes have read,
- *    up to `spark.hsbloom.cache.blockBytes` (default 64 MiB);
+ *    up to `spark.hsbloom.cache.blockBytes`;
  *  - a version that failed to load, for the refresh interval, so a broken
  *    index costs one warning, not one failed read per query.
  *
@@ -39,15 +40,6 @@ import hsbloom.shim.FileSources
  * read (see `IndexData.lookup`).
  */
 object IndexCatalog {
-  val SystemPathConf = "spark.hsbloom.system.path"
-  val RefreshIntervalConf = "spark.hsbloom.catalog.refreshIntervalMs"
-  val CacheMaxBytesConf = "spark.hsbloom.cache.maxBytes"
-  val DefaultSystemDir = "_hsbloom"
-  private val DefaultRefreshIntervalMs = 10000L
-  private val DefaultCacheMaxBytes = 256L * 1024 * 1024
-  val CacheBlockBytesConf = "spark.hsbloom.cache.blockBytes"
-  private val DefaultCacheBlockBytes = 64L * 1024 * 1024
-
   private val log = LoggerFactory.getLogger(getClass)
 
   /**
@@ -82,11 +74,7 @@ object IndexCatalog {
   }
 
   /** The qualified system path of this session's indexes. */
-  def systemPath(spark: SparkSession): Path = qualify(spark, configuredSystemPath(spark))
-
-  private def configuredSystemPath(spark: SparkSession): String =
-    spark.conf.getOption(SystemPathConf).map(_.trim).filter(_.nonEmpty)
-      .getOrElse(spark.conf.get("spark.sql.warehouse.dir").stripSuffix("/") + "/" + DefaultSystemDir)
+  def systemPath(spark: SparkSession): Path = qualify(spark, Layout.systemPath(spark))
 
   private def qualify(spark: SparkSession, raw: String): Path = {
     val p = new Path(raw)
@@ -99,8 +87,8 @@ object IndexCatalog {
    * a map lookup).
    */
   def activeIndexes(spark: SparkSession): Seq[ActiveIndex] = {
-    val raw = configuredSystemPath(spark)
-    val ttl = spark.conf.getOption(RefreshIntervalConf).map(_.toLong).getOrElse(DefaultRefreshIntervalMs)
+    val raw = Layout.systemPath(spark)
+    val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
     val now = System.currentTimeMillis()
     val cached = Option(listings.get(raw)).filter(l => now - l.at < ttl)
     cached.map(_.indexes).getOrElse {
@@ -118,7 +106,7 @@ object IndexCatalog {
     }
     dirs.sortBy(_.getName).flatMap { dir =>
       try {
-        IndexLog.latestStable(dir, conf).filter(_.state == "ACTIVE").flatMap { e =>
+        IndexLog.latestStable(dir, conf).filter(_.state == Layout.Active).flatMap { e =>
           if (e.dataParts.isEmpty) {
             log.warn(s"hsbloom: index ${e.describe} is ACTIVE but its log entry has no data_version; not used")
             None
@@ -216,7 +204,7 @@ object IndexCatalog {
       dataCache.get(index.dataKey, new Callable[IndexData] {
         override def call(): IndexData = {
           val started = System.nanoTime()
-          val blockBytes = spark.conf.getOption(CacheBlockBytesConf).map(_.toLong).getOrElse(DefaultCacheBlockBytes)
+          val blockBytes = HsbloomConf.CacheBlockBytes.get(spark)
           val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, spark.sessionState.newHadoopConf(),
             blockBytes)
           log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
@@ -239,14 +227,14 @@ object IndexCatalog {
 
   private def ensureCaches(spark: SparkSession): Unit = synchronized {
     if (dataCache == null) {
-      val maxBytes = spark.conf.getOption(CacheMaxBytesConf).map(_.toLong).getOrElse(DefaultCacheMaxBytes)
+      val maxBytes = HsbloomConf.CacheMaxBytes.get(spark)
       dataCache = CacheBuilder.newBuilder()
         .maximumWeight(maxBytes)
         .weigher(new Weigher[DataKey, IndexData] {
           override def weigh(k: DataKey, v: IndexData): Int = math.min(v.bytes, Int.MaxValue).toInt
         })
         .build[DataKey, IndexData]()
-      val ttl = spark.conf.getOption(RefreshIntervalConf).map(_.toLong).getOrElse(DefaultRefreshIntervalMs)
+      val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
       failures = CacheBuilder.newBuilder().expireAfterWrite(java.time.Duration.ofMillis(math.max(ttl, 1L)))
         .build[DataKey, String]()
     }

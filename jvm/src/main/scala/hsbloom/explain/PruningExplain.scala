@@ -10,6 +10,7 @@ import hsbloom.join.{JoinDecisions, JoinPrunedFileIndex}
 import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, PrunedFileIndex}
 import hsbloom.shim.PrunedFileSourceScanExec
 import hsbloom.shim.ClassicDataset
+import hsbloom.conf.HsbloomConf
 
 /**
  * What hsbloom does to a query, for `hs.explain(df)` (Python: hsbloom/explain.py)
@@ -87,7 +88,7 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
   /** Runs `body` with `spark.hsbloom.enabled` set to `enabled`, then restores the setting. */
   private def withEnabled[T](df: ClassicDataset[_], enabled: Boolean)(body: => T): T = {
     val spark = df.sparkSession
-    val key = FilePruningRule.EnabledConf
+    val key = HsbloomConf.Enabled.key
     val saved = spark.conf.getOption(key)
     spark.conf.set(key, enabled.toString)
     try body

@@ -31,7 +31,7 @@ import hsbloom.sbbf.{Sbbf, SbbfFormatException}
  * `blocks_count`) and its place in it (`blocks_position`).
  */
 object FilterBlocks {
-  val Dir = "blocks"
+  val Dir: String = Layout.BlocksDir
 
   /** The columns each stored file-table row gets besides `IndexTables.FileTableSchema`. */
   val Columns: Seq[StructField] = Seq(

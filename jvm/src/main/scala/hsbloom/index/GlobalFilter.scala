@@ -14,6 +14,7 @@ import org.apache.spark.sql.types._
 import org.slf4j.LoggerFactory
 
 import hsbloom.sbbf.{ParquetHash, Sbbf}
+import hsbloom.conf.HsbloomConf
 
 /**
  * One column's global filter of one index version: where it lives, not its
@@ -29,8 +30,6 @@ final case class GlobalFilterRef(dataPaths: Seq[String], column: String, indexNa
 
 /** Loading and caching global filters in a JVM (driver or executor). */
 object GlobalFilter {
-  val CacheMaxBytesConf = "spark.hsbloom.join.cacheMaxBytes"
-  private val DefaultCacheMaxBytes = 1024L * 1024 * 1024
   private val log = LoggerFactory.getLogger(getClass)
 
   /** A validated serialized SBBF: the bitset is `numBytes` at `offset` of `serialized`. */
@@ -43,8 +42,8 @@ object GlobalFilter {
   private def loaded: Cache[GlobalFilterRef, Loaded] = {
     if (cache == null) synchronized {
       if (cache == null) {
-        val max = Option(SparkEnv.get).flatMap(_.conf.getOption(CacheMaxBytesConf)).map(_.toLong)
-          .getOrElse(DefaultCacheMaxBytes)
+        val max = Option(SparkEnv.get).map(env => HsbloomConf.JoinCacheMaxBytes.get(env.conf))
+          .getOrElse(HsbloomConf.JoinCacheMaxBytes.default)
         cache = CacheBuilder.newBuilder().maximumWeight(max)
           .weigher(new Weigher[GlobalFilterRef, Loaded] {
             override def weigh(k: GlobalFilterRef, v: Loaded): Int = v.serialized.length

@@ -23,9 +23,6 @@ import hsbloom.catalog.ReadFacts
  * describes the index.
  */
 object IndexLog {
-  val LogDir = "_hsbloom_log"
-  val FormatVersion = 1
-  val StableStates: Set[String] = Set("ACTIVE", "DELETED", "DOESNOTEXIST")
 
   /** What an ACTIVE entry says about the index: enough to match a relation and find the data. */
   final case class Entry(
@@ -53,7 +50,7 @@ object IndexLog {
   }
 
   /** The data directory `v__=N` of data version `version` of the index at `indexPath`. */
-  def dataDirectory(indexPath: Path, version: Long): Path = new Path(indexPath, s"v__=$version")
+  def dataDirectory(indexPath: Path, version: Long): Path = new Path(indexPath, Layout.versionDir(version))
 
   /** What the build counted for one indexed column (`summary.columns.<c>` of the entry). */
   final case class ColumnSummary(numRows: Long, numNulls: Long, ndv: Long, globalFilterBytes: Long)
@@ -67,7 +64,7 @@ object IndexLog {
    * hide the state the index is really in.
    */
   def latestStable(indexPath: Path, conf: Configuration): Option[Entry] = {
-    val logPath = new Path(indexPath, LogDir)
+    val logPath = new Path(indexPath, Layout.LogDir)
     val fs = logPath.getFileSystem(conf)
     val ids = try {
       fs.listStatus(logPath).toSeq.filter(_.isFile).map(_.getPath.getName)
@@ -79,10 +76,10 @@ object IndexLog {
     val it = ids.iterator
     while (result.isEmpty && it.hasNext) {
       val id = it.next()
-      val parsed = try Some(read(new Path(logPath, f"$id%020d.json"), conf, indexPath.getName)) catch {
+      val parsed = try Some(read(new Path(logPath, s"%0${Layout.LogEntryDigits}d.json".format(id)), conf, indexPath.getName)) catch {
         case NonFatal(e) if position == 0 => None // the newest entry may still be being written
       }
-      parsed.foreach { entry => if (StableStates.contains(entry.state)) result = Some(entry) }
+      parsed.foreach { entry => if (Layout.StableStates.contains(entry.state)) result = Some(entry) }
       position += 1
     }
     result
@@ -102,8 +99,8 @@ object IndexLog {
       .getOrElse(throw new IllegalArgumentException(s"log entry of index '$indexName' lacks '$name'"))
     def opt(node: JsonNode, name: String): Option[JsonNode] = Option(node).flatMap(n => Option(n.get(name))).filterNot(_.isNull)
     val format = req(root, "log_format").asInt
-    if (format != FormatVersion) {
-      throw new IllegalArgumentException(s"log entry of index '$indexName' has format $format; this hsbloom reads $FormatVersion")
+    if (format != Layout.LogFormatVersion) {
+      throw new IllegalArgumentException(s"log entry of index '$indexName' has format $format; this hsbloom reads ${Layout.LogFormatVersion}")
     }
     val state = req(root, "state").asText
     val config = opt(root, "config")

@@ -32,10 +32,10 @@ object IndexTables {
     .add("chunk", BinaryType, nullable = false)
 
   /** The file-level table's directory inside a version's data directory. */
-  def filesPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, "files").toString
+  def filesPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, Layout.FilesTable).toString
 
   /** The global table's directory inside a version's data directory. */
-  def globalPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, "global").toString
+  def globalPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, Layout.GlobalTable).toString
 
   /**
    * Writes rows of `FileTableSchema` (in that column order) into the version at

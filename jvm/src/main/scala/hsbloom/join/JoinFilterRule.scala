@@ -14,6 +14,7 @@ import hsbloom.catalog.IndexCatalog
 import hsbloom.index.{GlobalFilterContains, GlobalFilterRef, IndexLog}
 import hsbloom.pruning.FilePruningRule
 import hsbloom.shim.FileSources
+import hsbloom.conf.HsbloomConf
 
 /**
  * Join acceleration (docs/joins.md). For each equality `a = b` (or `a <=> b`)
@@ -43,7 +44,7 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
   import JoinFilterRule._
 
   override def apply(plan: LogicalPlan): LogicalPlan = {
-    if (!FilePruningRule.isEnabled(session) || !setting(session, EnabledConf, "true").toBoolean) return plan
+    if (!FilePruningRule.isEnabled(session) || !HsbloomConf.JoinEnabled.get(session)) return plan
     // A query without an equi-join, or a session without indexes, costs one walk of the plan.
     if (!plan.exists { case j: Join => j.condition.isDefined; case _ => false }) return plan
     if (IndexCatalog.activeIndexes(session).isEmpty) return plan
@@ -78,7 +79,7 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
   private def timeZone: String = session.sessionState.conf.sessionLocalTimeZone
 
   /** False applies every feature wherever it is correct (for differential tests of the features themselves). */
-  private def costModelOn: Boolean = setting(session, CostModelConf, "true").toBoolean
+  private def costModelOn: Boolean = HsbloomConf.JoinCostModel.get(session)
 
   private def withGlobalFilter(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
       sourceKey: Expression, nullSafe: Boolean, label: String): Option[LogicalPlan] = {
@@ -93,7 +94,7 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
         s"${targetKey.sql}: skipped: $reason")
       None
     }
-    val maxBytes = setting(session, MaxGlobalFilterBytesConf, DefaultMaxGlobalFilterBytes.toString).toLong
+    val maxBytes = HsbloomConf.JoinGlobalFilterMaxBytes.get(session)
     val threshold = session.sessionState.conf.autoBroadcastJoinThreshold
     val modelled = costModelOn
     if (modelled && !probablyShuffled(target, source)) {
@@ -102,10 +103,10 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     }
     if (modelled && sparkRuntimeFilterApplies(target, source)) return skip("Spark's own runtime Bloom filter applies on this side")
     if (summary.globalFilterBytes > maxBytes) {
-      return skip(s"its ${summary.globalFilterBytes} bytes exceed $MaxGlobalFilterBytesConf ($maxBytes)")
+      return skip(s"its ${summary.globalFilterBytes} bytes exceed ${HsbloomConf.JoinGlobalFilterMaxBytes.key} ($maxBytes)")
     }
     val probedDistinct = probedColumnStats(target, targetKey).map(_.ndv).filter(_ > 0)
-    val decision = if (!modelled) JoinCostModel.Apply(s"$CostModelConf is false") else JoinCostModel.globalFilter(
+    val decision = if (!modelled) JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false") else JoinCostModel.globalFilter(
       summary.ndv, probedDistinct, c.index.entry.fpp, summary.globalFilterBytes, target.stats.sizeInBytes)
     if (!decision.applies) return skip(decision.reason)
     if (!everyFileIndexed(column.fs.location, c.index)) {
@@ -158,8 +159,8 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     }
     val summary = probe.index.entry.columnSummaries.get(probe.indexColumn)
       .getOrElse(return skip("the probe column's index has no statistics"))
-    val maxKeys = setting(session, MaxBuildKeysConf, DefaultMaxBuildKeys.toString).toInt
-    val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"$CostModelConf is false"), maxKeys) else {
+    val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
+    val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys) else {
       JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
         probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
         maxKeys)
@@ -232,21 +233,6 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
 }
 
 object JoinFilterRule {
-  val EnabledConf = "spark.hsbloom.join.enabled"
-  val MaxGlobalFilterBytesConf = "spark.hsbloom.join.globalFilter.maxBytes"
-  val MaxBuildKeysConf = "spark.hsbloom.join.pruning.maxBuildKeys"
-  /**
-   * Whether join features are applied only where `JoinCostModel` finds they
-   * pay (default true). False applies them wherever they are correct, still
-   * never computing a join or an aggregate twice: for tests.
-   */
-  val CostModelConf = "spark.hsbloom.join.costModel"
-  val DefaultMaxGlobalFilterBytes: Long = 64L * 1024 * 1024
-  val DefaultMaxBuildKeys = 5000
-
-  private def setting(session: SparkSession, key: String, default: String): String =
-    session.conf.getOption(key).map(_.trim).filter(_.nonEmpty).getOrElse(default)
-
   /** Join types whose result never needs a row of this side that has no match on the other. */
   def dropsUnmatched(joinType: JoinType, leftSide: Boolean): Boolean = joinType match {
     case Inner | LeftSemi => true

@@ -10,6 +10,7 @@ import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.shim.{Delta, FileRelation}
+import hsbloom.conf.HsbloomConf
 
 /**
  * Gives a filtered file relation that an ACTIVE index covers a file listing
@@ -64,10 +65,7 @@ class FilePruningRule(session: SparkSession) extends Rule[LogicalPlan] {
 }
 
 object FilePruningRule {
-  val EnabledConf = "spark.hsbloom.enabled"
-
-  def isEnabled(session: SparkSession): Boolean =
-    session.conf.getOption(EnabledConf).exists(_.trim.equalsIgnoreCase("true"))
+  def isEnabled(session: SparkSession): Boolean = HsbloomConf.Enabled.get(session)
 
   /** A Delta table: its file index or file format is Delta's. */
   def isDelta(fs: HadoopFsRelation): Boolean = Delta.isDelta(fs)
