@@ -30,6 +30,8 @@ _CLASSES = {
     "py4j_socket": "hsbloom.shim.Py4jSocket",
     "layout": "hsbloom.index.Layout",
     "settings": "hsbloom.conf.HsbloomConf",
+    # Only on the classpath of bench/sbbf.py (jvm/bench, not in the shipped jar).
+    "sbbf_bench": "hsbloom.bench.SbbfBench",
     "extension": EXTENSION_CLASS,
 }
 
