@@ -55,6 +55,16 @@ run_sbt() { build_jar_script sbt "$@"; }
 
 setup() { setup_python; build_jar; }
 
+# The benchmarks' own JVM classes (jvm/bench, not in the shipped jar), for bench/*.py.
+BENCH_JAR="$ROOT/jvm/target/hsbloom-bench.jar"
+build_bench_jar() {
+  if [ -f "$BENCH_JAR" ] && [ -z "$(find "$ROOT/jvm/bench/src" "$ROOT/hsbloom/jars/hsbloom.jar" -newer "$BENCH_JAR" -print | head -1)" ]; then
+    return 0
+  fi
+  log "building the benchmark jar (jvm/bench)"
+  run_sbt bench/package
+}
+
 cmd="${1:-}"; [ $# -gt 0 ] && shift
 case "$cmd" in
   build) setup ;;
@@ -67,6 +77,7 @@ case "$cmd" in
     cd "$ROOT" && exec "$PY" -m pytest "$@" ;;
   bench)
     setup
+    build_bench_jar
     name="${1:?usage: ./dev.sh bench NAME}"; shift
     exec "$PY" "$ROOT/bench/$name.py" "$@" ;;
   sbt) setup_python; run_sbt "$@" ;;

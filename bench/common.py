@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import hsbloom
+from hsbloom import settings
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -29,7 +30,7 @@ def session(app: str, delta: bool = False, driver_memory: str = "6g") -> SparkSe
         .config("spark.driver.memory", driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.hsbloom.system.path", str(DATA / "indexes"))
+        .config(settings.SYSTEM_PATH, str(DATA / "indexes"))
     )
     spark = hsbloom.configure(builder, delta=delta).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -17,9 +17,12 @@ import platform
 import sys
 import time
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+
+from hsbloom import jar
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 from oracle.sbbf import Sbbf  # noqa: E402  (the Python SBBF is the tests' oracle)
@@ -29,6 +32,8 @@ IMPLEMENTATIONS = ("hsbloom Python (numpy)", "parquet-java", "hsbloom Scala")
 SEED = 42
 UUID_LENGTH = 36
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# The benchmark classes (jvm/bench) are not in the shipped jar; ./dev.sh bench builds this one.
+BENCH_JAR = Path(__file__).resolve().parents[1] / "jvm" / "target" / "hsbloom-bench.jar"
 
 
 def splitmix64(seed: int, index: np.ndarray) -> np.ndarray:
@@ -84,12 +89,15 @@ def spark_session():
 
     import hsbloom
 
+    if not BENCH_JAR.is_file():
+        sys.exit(f"{BENCH_JAR} is missing: run this benchmark with ./dev.sh bench sbbf, which builds it")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master("local[1]")
         .appName("hsbloom-bench-sbbf")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "4g")
+        .config("spark.driver.extraClassPath", str(BENCH_JAR))
     )
     spark = hsbloom.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -104,7 +112,7 @@ def main() -> None:
     n, repeats = args.n, args.repeats
 
     spark = spark_session()
-    bench = spark._jvm.hsbloom.bench.SbbfBench
+    bench = jar.jar_class(spark, "sbbf_bench")
     results: dict[tuple[str, str], tuple[float, float, int, int]] = {}
     try:
         for workload, make, jvm_suffix in (("int64", longs, "Longs"), ("uuid string", uuids, "Strings")):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+from hsbloom import settings
+
 
 class HsbloomError(Exception):
     """Base class of hsbloom's index-management errors."""
@@ -83,7 +85,7 @@ def hsbloom_errors(operation: str, name: str | None = None) -> Iterator[None]:
     except Exception as exc:
         what = f"{operation} of index {name!r}" if name is not None else operation
         raise OperationFailedError(
-            f"{what} failed: {first_line(exc)}. Check spark.hsbloom.system.path and the source; "
+            f"{what} failed: {first_line(exc)}. Check {settings.SYSTEM_PATH} and the source; "
             "hs.verify_index(name) reports damaged index files, and docs/troubleshooting.md lists the ways to "
             "recover (delete_index(name, force=True), vacuum_index(name), then create_index again)"
         ) from exc

@@ -20,12 +20,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from hsbloom import settings
 from hsbloom.jar import builder_options
 from hsbloom.session_checks import EXTENSION_CLASS, refuse_connect_builder, require_hsbloom_session
 
 DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-ENABLED_CONF = "spark.hsbloom.enabled"
+ENABLED_CONF = settings.ENABLED
 JAR_ENV = "HSBLOOM_JAR"
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hsbloom import jar
+from hsbloom import jar, settings
 from hsbloom.jar import EXTENSION_CLASS
 from hsbloom.errors import HsbloomError
 
@@ -34,7 +34,7 @@ CONNECT_EXPLANATION = (
     "hsbloom's management calls (Hyperspace(...), hsbloom.enable, explain) need a classic PySpark session: "
     "they call the JVM directly, which Spark Connect does not expose to clients. What works on Connect is "
     "transparent pruning, when the Connect server was started with the hsbloom jar and "
-    f"spark.sql.extensions={EXTENSION_CLASS} and spark.hsbloom.enabled=true; create and refresh indexes "
+    f"spark.sql.extensions={EXTENSION_CLASS} and {settings.ENABLED}=true; create and refresh indexes "
     "from a classic session (a builder without .remote(), or spark-submit) on the same system path "
     "(docs/deploy.md)."
 )

@@ -31,22 +31,27 @@ val hsbloomVersion: String = {
     .getOrElse(sys.error("no __version__ in ../hsbloom/version.py"))
 }
 
+/** What the jar and the benchmarks share: Scala from pyspark, Spark's jars to compile against. */
+lazy val compiledAgainstSpark = Seq(
+  organization := "io.github.hsbloom",
+  version := hsbloomVersion,
+  scalaVersion := sparkScalaVersion,
+  scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
+  javacOptions ++= Seq("--release", "17"),
+  // Spark and its dependencies, as pyspark ships them; the Scala library itself
+  // comes from scalaVersion, which equals the one in that folder.
+  Compile / unmanagedJars ++= {
+    val scalaOwn = Set("scala-library", "scala-reflect", "scala-compiler")
+    (sparkJarsDir * "*.jar").get
+      .filterNot(f => scalaOwn.exists(p => f.getName.startsWith(p + "-")))
+      .classpath
+  }
+)
+
 lazy val root = (project in file("."))
   .settings(
+    compiledAgainstSpark,
     name := "hsbloom",
-    organization := "io.github.hsbloom",
-    version := hsbloomVersion,
-    scalaVersion := sparkScalaVersion,
-    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
-    javacOptions ++= Seq("--release", "17"),
-    // Spark and its dependencies, as pyspark ships them; the Scala library itself
-    // comes from scalaVersion, which equals the one in that folder.
-    Compile / unmanagedJars ++= {
-      val scalaOwn = Set("scala-library", "scala-reflect", "scala-compiler")
-      (sparkJarsDir * "*.jar").get
-        .filterNot(f => scalaOwn.exists(p => f.getName.startsWith(p + "-")))
-        .classpath
-    },
     libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
     // A resource that says which Spark and Scala the jar was built for; the
     // extension compares it with the running Spark at session start.
@@ -72,4 +77,17 @@ lazy val root = (project in file("."))
     ),
     Test / envVars += "HSBLOOM_VECTORS" -> ((file("..") / "tests" / "vectors").getAbsolutePath),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
+  )
+
+
+// Benchmarks of the jar's inner loops (SbbfBench, MapSideBench), kept out of the
+// shipped jar: ../dev.sh bench builds target/hsbloom-bench.jar for bench/*.py.
+lazy val bench = (project in file("bench"))
+  .dependsOn(root)
+  .settings(
+    compiledAgainstSpark,
+    name := "hsbloom-bench",
+    Compile / packageBin / artifactPath := file("target") / "hsbloom-bench.jar",
+    run / fork := true,
+    run / javaOptions ++= Seq("--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-Xmx2g")
   )

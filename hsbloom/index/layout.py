@@ -20,9 +20,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from hsbloom import settings
 from hsbloom.config import validate_index_name
 
-SYSTEM_PATH_CONF = "spark.hsbloom.system.path"
+SYSTEM_PATH_CONF = settings.SYSTEM_PATH
 DEFAULT_SYSTEM_DIR = "_hsbloom"
 LOG_DIR = "_hsbloom_log"
 VERSION_PREFIX = "v__="

@@ -2,10 +2,10 @@
 
 Hashing every value in a Python worker costs several times the scan itself
 (Arrow transfer alone is about 3x), so the build is one Scala job,
-`hsbloom.IndexBuild`, that scans the indexed columns once and writes the
+`hsbloom.build.IndexBuild`, that scans the indexed columns once and writes the
 file-level and global index tables. This module only hands it the request, with the scan to run: exactly the
 listed files of the DataFrame's relation, every row stored in them
-(`hsbloom.BuildInput`; for Delta that includes rows a deletion vector hides,
+(`hsbloom.build.BuildInput`; for Delta that includes rows a deletion vector hides,
 so a file's filter stays valid at every table version: docs/refresh.md).
 """
 

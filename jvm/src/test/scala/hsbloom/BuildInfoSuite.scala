@@ -2,6 +2,8 @@ package hsbloom
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import hsbloom.functions.SqlFunctions
+
 class BuildInfoSuite extends AnyFunSuite {
   test("the jar records the Spark it was compiled against, which is the one on the classpath") {
     assert(BuildInfo.sparkVersion == org.apache.spark.SPARK_VERSION)

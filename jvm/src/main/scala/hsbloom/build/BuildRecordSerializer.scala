@@ -1,0 +1,101 @@
+package hsbloom.build
+
+import java.io.{DataInputStream, DataOutputStream, EOFException, InputStream, ObjectOutputStream, OutputStream}
+import java.nio.ByteBuffer
+
+import scala.reflect.ClassTag
+
+import org.apache.spark.serializer.{DeserializationStream, SerializationStream, Serializer, SerializerInstance}
+
+import hsbloom.shim.JarObjectInput
+
+
+/**
+ * The wire format of the index build's shuffle. Nearly every record is a
+ * batch of 8-byte hashes on its way to a global-filter bucket; Java
+ * serialization writes those a long at a time and tags each object with its
+ * class, which costs more than the hashing that made them. Here a key is a
+ * tag and two numbers and a hash batch is one bulk copy; the few other
+ * records (one per file and column, and each task's distinct counters) still go
+ * through Java serialization.
+ */
+final class BuildRecordSerializer extends Serializer with Serializable {
+  override def newInstance(): SerializerInstance = new BuildRecordSerializer.Instance
+}
+
+object BuildRecordSerializer {
+  private val FileKeyTag = 0
+  private val BucketKeyTag = 1
+  private val HashesTag = 2
+  private val OtherPayloadTag = 3
+  private val SketchKeyTag = 4
+
+  private final class Instance extends SerializerInstance {
+    override def serializeStream(s: OutputStream): SerializationStream = new Writer(new DataOutputStream(s))
+    override def deserializeStream(s: InputStream): DeserializationStream = new Reader(new DataInputStream(s))
+    override def serialize[T: ClassTag](t: T): ByteBuffer =
+      throw new UnsupportedOperationException("the index build's shuffle serializer only streams records")
+    override def deserialize[T: ClassTag](bytes: ByteBuffer): T =
+      throw new UnsupportedOperationException("the index build's shuffle serializer only streams records")
+    override def deserialize[T: ClassTag](bytes: ByteBuffer, loader: ClassLoader): T =
+      throw new UnsupportedOperationException("the index build's shuffle serializer only streams records")
+  }
+
+  private final class Writer(out: DataOutputStream) extends SerializationStream {
+    private var scratch = new Array[Byte](0)
+
+    override def writeObject[T: ClassTag](t: T): SerializationStream = {
+      t match {
+        case FileColumnKey(fileId, column) => out.writeByte(FileKeyTag); out.writeLong(fileId); out.writeInt(column)
+        case BucketKey(column, bucket) => out.writeByte(BucketKeyTag); out.writeInt(column); out.writeInt(bucket)
+        case SketchKey(partition) => out.writeByte(SketchKeyTag); out.writeInt(partition)
+        case BucketHashes(hashes) =>
+          out.writeByte(HashesTag)
+          out.writeInt(hashes.length)
+          if (scratch.length < hashes.length * 8) scratch = new Array[Byte](hashes.length * 8)
+          ByteBuffer.wrap(scratch).asLongBuffer().put(hashes)
+          out.write(scratch, 0, hashes.length * 8)
+        case other: Payload =>
+          out.writeByte(OtherPayloadTag)
+          val bytes = new java.io.ByteArrayOutputStream()
+          val objects = new ObjectOutputStream(bytes)
+          objects.writeObject(other)
+          objects.close()
+          out.writeInt(bytes.size)
+          bytes.writeTo(out)
+        case other => throw new IllegalArgumentException(s"not an index build record: ${other.getClass.getName}")
+      }
+      this
+    }
+    override def flush(): Unit = out.flush()
+    override def close(): Unit = out.close()
+  }
+
+  private final class Reader(in: DataInputStream) extends DeserializationStream {
+    private var scratch = new Array[Byte](0)
+
+    override def readObject[T: ClassTag](): T = {
+      val tag = in.read()
+      if (tag < 0) throw new EOFException
+      val value: Any = tag match {
+        case FileKeyTag => FileColumnKey(in.readLong(), in.readInt())
+        case BucketKeyTag => BucketKey(in.readInt(), in.readInt())
+        case SketchKeyTag => SketchKey(in.readInt())
+        case HashesTag =>
+          val n = in.readInt()
+          if (scratch.length < n * 8) scratch = new Array[Byte](n * 8)
+          in.readFully(scratch, 0, n * 8)
+          val hashes = new Array[Long](n)
+          ByteBuffer.wrap(scratch, 0, n * 8).asLongBuffer().get(hashes)
+          BucketHashes(hashes)
+        case OtherPayloadTag =>
+          val bytes = new Array[Byte](in.readInt())
+          in.readFully(bytes)
+          JarObjectInput.read(bytes)
+        case other => throw new IllegalStateException(s"corrupt index build shuffle record (tag $other)")
+      }
+      value.asInstanceOf[T]
+    }
+    override def close(): Unit = in.close()
+  }
+}

@@ -1,0 +1,54 @@
+package hsbloom.build
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+/** One source file as the relation's file index lists it. */
+final case class ListedFile(fileId: Long, path: String, size: Long, mtime: Long)
+
+/** What to build; parsed from the JSON request that the Python side sends. */
+final case class BuildRequest(
+    columns: Seq[String],
+    files: Seq[ListedFile],
+    expectedNumItems: Option[Long],
+    fpp: Double,
+    globalFilter: Boolean,
+    dataPath: String,
+    description: String,
+    maxBufferedHashes: Int = BuildRequest.DefaultMaxBufferedHashes,
+    /** Per column, a fixed size (in 32-byte blocks) for the global filter, so a refresh can OR it with the
+     *  previous version's filter of that size; columns not listed are sized from their distinct count. */
+    globalFilterBlocks: Map[String, Int] = Map.empty,
+    /** Hashes a global-filter task holds before it builds at the largest size and folds (a tuning knob). */
+    globalHeldHashes: Long = BuildRequest.DefaultGlobalHeldHashes)
+
+object BuildRequest {
+  /** Hashes one file's column may buffer before its filter is built at a fixed large size instead. */
+  val DefaultMaxBufferedHashes: Int = 1 << 22
+  /** Hashes a global-filter reducer holds before the filter's size is known (64 MiB); see GlobalReducer. */
+  val DefaultGlobalHeldHashes: Long = 1L << 23
+
+  def fromJson(json: String): BuildRequest = {
+    val root = new ObjectMapper().readTree(json)
+    def field(name: String): JsonNode =
+      Option(root.get(name)).getOrElse(throw new IllegalArgumentException(s"build request lacks '$name'"))
+    val files = (0 until field("files").size).map { i =>
+      val f = field("files").get(i)
+      ListedFile(f.get("file_id").asLong, f.get("path").asText, f.get("size").asLong, f.get("mtime").asLong)
+    }
+    val expected = field("expected_num_items")
+    BuildRequest(
+      columns = (0 until field("columns").size).map(i => field("columns").get(i).asText),
+      files = files,
+      expectedNumItems = if (expected.isNull) None else Some(expected.asLong),
+      fpp = field("fpp").asDouble,
+      globalFilter = field("global_filter").asBoolean,
+      dataPath = field("data_path").asText,
+      description = field("description").asText,
+      maxBufferedHashes = Option(root.get("max_buffered_hashes")).map(_.asInt).getOrElse(DefaultMaxBufferedHashes),
+      globalFilterBlocks = Option(root.get("global_filter_blocks")).filterNot(_.isNull)
+        .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty),
+      globalHeldHashes = Option(root.get("global_held_hashes")).map(_.asLong).getOrElse(DefaultGlobalHeldHashes))
+  }
+}

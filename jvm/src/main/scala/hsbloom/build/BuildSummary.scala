@@ -1,0 +1,71 @@
+package hsbloom.build
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.node.ObjectNode
+
+/** One row of the file-level table, without its filter: what the summary needs. */
+final case class FileStats(fileId: Long, column: String, rows: Long, nulls: Long, ndv: Long, filterBytes: Long)
+
+/** What the build counted for one indexed column. */
+final case class ColumnBuildSummary(
+    numRows: Long,
+    numNulls: Long,
+    /** The global filter's estimate when there is one; else the sum over files (an upper bound). */
+    ndv: Long,
+    fileFilterBytes: Long,
+    globalFilterBytes: Long)
+
+/**
+ * What a build made, as the index log records it (`summary` of the entry).
+ * Serialized once, by `toJson`, with the log's field names; the Python side
+ * reads that JSON as it is.
+ */
+final case class BuildSummary(
+    numFiles: Int,
+    numRows: Long,
+    indexBytes: Long,
+    /** In the order the columns were requested. */
+    columns: Seq[(String, ColumnBuildSummary)]) {
+
+  def toJson: String = {
+    val mapper = new ObjectMapper()
+    val root = mapper.createObjectNode()
+    root.put("num_files", numFiles)
+    root.put("num_rows", numRows)
+    root.put("index_bytes", indexBytes)
+    val byColumn: ObjectNode = root.putObject("columns")
+    columns.foreach { case (name, c) =>
+      val node = byColumn.putObject(name)
+      node.put("num_rows", c.numRows)
+      node.put("num_nulls", c.numNulls)
+      node.put("ndv", c.ndv)
+      node.put("file_filter_bytes", c.fileFilterBytes)
+      node.put("global_filter_bytes", c.globalFilterBytes)
+    }
+    mapper.writeValueAsString(root)
+  }
+}
+
+object BuildSummary {
+  /**
+   * The summary of a build of `request` from its files' statistics and, per column with a global
+   * filter, (distinct estimate, serialized bytes); `indexBytes` is the size of what was written.
+   */
+  def of(request: BuildRequest, stats: Seq[FileStats], global: Map[String, (Long, Long)], indexBytes: Long): BuildSummary = {
+    val byColumn = stats.groupBy(_.column)
+    val columns = request.columns.map { c =>
+      val rows = byColumn.getOrElse(c, Nil)
+      c -> ColumnBuildSummary(
+        numRows = rows.map(_.rows).sum,
+        numNulls = rows.map(_.nulls).sum,
+        ndv = global.get(c).map(_._1).getOrElse(rows.map(_.ndv).sum),
+        fileFilterBytes = rows.map(_.filterBytes).sum,
+        globalFilterBytes = global.get(c).map(_._2).getOrElse(0L))
+    }
+    BuildSummary(
+      numFiles = request.files.size,
+      numRows = byColumn.get(request.columns.head).map(_.map(_.rows).sum).getOrElse(0L),
+      indexBytes = indexBytes,
+      columns = columns)
+  }
+}

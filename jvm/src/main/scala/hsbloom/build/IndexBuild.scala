@@ -1,0 +1,169 @@
+package hsbloom.build
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+
+import hsbloom.build.BuildPartitioner.{NumBuckets, bucketPartition}
+import hsbloom.index.{FileKey, IndexTables}
+import hsbloom.sbbf.{ParquetHash, Sbbf}
+
+/**
+ * The distributed build of an index version: one scan of the indexed columns
+ * gives, per source file and column, an SBBF with row, null and distinct
+ * counts, and per column one global SBBF.
+ *
+ * How the work is split:
+ *  1. Map side (the only scan; `MapSide`): rows arrive file by file, in column
+ *     batches where the scan is columnar; each column of a batch is hashed in
+ *     one pass. Each file's hashes are buffered; when the file ends, its filter
+ *     is built at an upper bound (the number of non-null values) and folded
+ *     down to the target fpp, so a small file gets a small filter. A file read
+ *     by several tasks (a split file) sends its parts to be merged
+ *     (`FileFilters`). For the global filters, every hash goes to one of 64
+ *     buckets by its top 6 bits (which fix its block range in a filter of any
+ *     power-of-two size), and into a per-column HyperLogLog, which each task
+ *     sends to every bucket partition.
+ *  2. One shuffle, with file keys and bucket keys in separate partitions
+ *     (`ShuffleRecords`, `BuildPartitioner`, `BuildRecordSerializer`).
+ *  3. Two jobs over that shuffle, at the same time (`Alongside`): one writes
+ *     the file-level table from the file partitions (running the map side); the
+ *     other builds each bucket's block range of the global filters from the
+ *     bucket partitions (`GlobalReducer`), sized from the merged HyperLogLogs,
+ *     and writes the global table in chunks. No filter passes through the driver.
+ */
+object IndexBuild {
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
+  /** Entry point for Python: runs the build and returns its summary as JSON. */
+  def run(df: DataFrame, requestJson: String): String = {
+    val request = BuildRequest.fromJson(requestJson)
+    JobDescription.around(df.sparkSession.sparkContext, request.description) {
+      build(df, request)
+    }.toJson
+  }
+
+  def build(df: DataFrame, request: BuildRequest): BuildSummary = {
+    val spark = df.sparkSession
+    val sc = spark.sparkContext
+    val columnTypes = request.columns.map(c => df.schema(df.schema.fieldIndex(resolveName(df, c))).dataType)
+    request.columns.zip(columnTypes).foreach { case (c, dt) =>
+      if (!ParquetHash.isSupported(dt)) throw new IllegalArgumentException(s"column '$c' has unsupported type $dt")
+    }
+
+    val listing = sc.broadcast(request.files.map(f => FileKey.listed(f.path) -> f).toMap)
+    val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
+    val globalPartitions = if (!request.globalFilter) 0 else {
+      // One task per 128 MiB of source, so a small source does not pay for many small writes, but
+      // never more than 32 buckets per task (its slices at the largest filter size: 64 MiB) and at
+      // most 4 tasks per core.
+      val bySize = (request.files.map(_.size).sum / (128L << 20) + 1).toInt
+      val columns = request.columns.size
+      math.min(NumBuckets * columns, math.max(2 * columns, math.min(bySize, 4 * sc.defaultParallelism)))
+    }
+    val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fpp, request.globalFilter,
+      request.maxBufferedHashes, globalPartitions)
+    val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(df, request.columns.map(c => resolveName(df, c)))
+      .mapPartitions(chunks => new MapSide(chunks, settings, listing.value))
+    val partitioner = new BuildPartitioner(filePartitions, globalPartitions)
+    val shuffled = new ShuffledRDD[BuildKey, Payload, Payload](mapped, partitioner)
+      .setSerializer(new BuildRecordSerializer)
+
+    // Two jobs over the one shuffle, run at the same time: the file-level table
+    // (this thread; its map stage is the scan) and the global filters (a second
+    // thread, whose job waits for the same map stage instead of scanning again).
+    val fileStats = sc.collectionAccumulator[FileStats]("hsbloom file statistics")
+    val fileRows = PartitionPruningRDD.create(shuffled, _ < filePartitions)
+      .mapPartitions(records => FileFilters.reduce(records, settings, request.columns).map { row =>
+        fileStats.add(FileStats(row.getLong(0), row.getString(4), row.getLong(5), row.getLong(6), row.getLong(7),
+          row.getAs[Array[Byte]](8).length))
+        row
+      })
+    val started = System.nanoTime()
+    val (_, global) = Alongside.run(sc) {
+      if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, globalPartitions)
+      else Map.empty[String, (Long, Long)]
+    } {
+      IndexTables.writeFileTable(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request.dataPath,
+        "errorifexists")
+    }
+    val scanned = System.nanoTime()
+
+    // Files that produced no rows (empty, or every row deleted) get an empty filter.
+    val stats = fileStats.value.asScala.toSeq
+    val indexed = stats.map(_.fileId).toSet
+    val missing = request.files.filterNot(f => indexed.contains(f.fileId))
+    val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
+    if (missing.nonEmpty) {
+      val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, emptyFilter)
+      IndexTables.writeFileTable(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema),
+        request.dataPath, "append")
+    }
+    val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
+    val done = System.nanoTime()
+    log.info(f"${request.description}: scan, file-level table and global filters ${(scanned - started) / 1e9}%.2f s, " +
+      f"empty files ${(done - scanned) / 1e9}%.2f s")
+    val dataPath = new Path(request.dataPath)
+    val indexBytes = dataPath.getFileSystem(spark.sessionState.newHadoopConf()).getContentSummary(dataPath).getLength
+    BuildSummary.of(request, allStats, global, indexBytes)
+  }
+
+  /**
+   * Builds each column's global filter from the bucket partitions and writes
+   * the global table. Each bucket's reducer fills its own block range and
+   * writes it as one chunk (bucket 0's chunk starts with the header), so no
+   * filter passes through the driver. The size comes from the distinct
+   * counters every map task sends to every bucket partition (see
+   * `GlobalReducer`); each reducer reports the size it used, which must agree.
+   * Returns per column (distinct estimate, serialized bytes).
+   */
+  private def buildGlobal(
+      spark: SparkSession,
+      request: BuildRequest,
+      shuffled: RDD[(BuildKey, Payload)],
+      filePartitions: Int,
+      globalPartitions: Int): Map[String, (Long, Long)] = {
+    val columns = request.columns
+    val fixedBlocks = columns.map(c => request.globalFilterBlocks.getOrElse(c, 0)).toArray
+    val (fpp, heldHashes) = (request.fpp, request.globalHeldHashes)
+    val sizes = spark.sparkContext.collectionAccumulator[(Int, Long, Int)]("hsbloom global filter sizes")
+    val chunks = PartitionPruningRDD.create(shuffled, _ >= filePartitions)
+      .mapPartitionsWithIndex { case (index, records) =>
+        // A pruned RDD numbers its partitions from 0: index i is bucket partition i.
+        val owned = for {
+          c <- columns.indices
+          b <- 0 until NumBuckets
+          if bucketPartition(c, b, globalPartitions) == index
+        } yield BucketKey(c, b)
+        val reducer = new GlobalReducer(owned, fixedBlocks, fpp, heldHashes)
+        records.foreach {
+          case (k: BucketKey, BucketHashes(hashes)) => reducer.add(k, hashes)
+          case (_: SketchKey, Sketches(s)) => reducer.merge(s)
+          case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a bucket partition")
+        }
+        val (rows, used) = reducer.finish(columns)
+        used.foreach(sizes.add)
+        rows
+      }
+    IndexTables.writeGlobalTable(spark.createDataFrame(chunks, IndexTables.GlobalTableSchema), request.dataPath,
+      "errorifexists")
+    val reported = sizes.value.asScala.toSeq.groupBy(_._1)
+    columns.indices.map { c =>
+      val agreed = reported.getOrElse(c, Nil).map { case (_, ndv, blocks) => (ndv, blocks) }.distinct
+      if (agreed.size != 1) {
+        throw new IllegalStateException(s"global filter of '${columns(c)}': the bucket tasks reported sizes $agreed")
+      }
+      val (ndv, blocks) = agreed.head
+      columns(c) -> (ndv, Sbbf.header(blocks * 32).length + blocks * 32L)
+    }.toMap
+  }
+
+  private def resolveName(df: DataFrame, name: String): String = {
+    val resolver = df.sparkSession.sessionState.conf.resolver
+    df.schema.fieldNames.find(resolver(_, name))
+      .getOrElse(throw new IllegalArgumentException(
+        s"column '$name' is not in the DataFrame; available: ${df.schema.fieldNames.mkString(", ")}"))
+  }
+}

@@ -1,0 +1,209 @@
+package hsbloom.build
+
+import java.net.URI
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{Observation, Row, SparkSession}
+import org.apache.spark.sql.functions.{broadcast, coalesce, col, count, input_file_name, length, lit, sum, when}
+import org.apache.spark.sql.types.{LongType, StructType}
+
+import hsbloom.index.IndexTables
+import hsbloom.sbbf.Sbbf
+import hsbloom.index.FileKey
+
+/**
+ * The JVM half of an incremental refresh (Python: hsbloom/refresh.py):
+ *
+ *  - `deltaChanges`: which data files Delta commits added and removed between
+ *    two table versions, read from the commit files of `_delta_log`;
+ *  - `globalFilterBlocks`: the global filters' sizes in blocks, so the
+ *    appended files' values can be built at the same sizes;
+ *  - `fileStatistics`: the counts of some files' rows in a version's tables
+ *    (to take dropped files out of the summary of a version that refers to
+ *    earlier data directories);
+ *  - `assemble`: a compacted version: the kept rows of the previous version's
+ *    data directories plus the appended files' rows, and each global filter
+ *    the OR of theirs.
+ *
+ * Tables are read and written only through `IndexTables`.
+ */
+object IndexRefresh {
+  private val mapper = new ObjectMapper()
+
+  /**
+   * The data files that Delta commits `fromVersion` to `toVersion` (inclusive)
+   * touched, as JSON `[{path, key, size, mtime, present}]`: `present` is
+   * whether the file is part of the table after `toVersion` (added by the last
+   * commit that touched it), `path` is absolute (relative paths resolved
+   * against the table root as Delta does) and `key` is the file key the index
+   * matches files by. Returns null when a commit file is missing (the log was
+   * cleaned up): the caller then compares full listings instead.
+   *
+   * A commit that removes and re-adds one path (a new deletion vector) leaves
+   * the file present: the index holds filters over a file's physical rows, so a
+   * deletion vector does not change them (docs/refresh.md).
+   */
+  def deltaChanges(spark: SparkSession, tablePath: String, fromVersion: Long, toVersion: Long): String = {
+    val root = new Path(tablePath)
+    val logDir = new Path(root, "_delta_log")
+    val fs = logDir.getFileSystem(spark.sessionState.newHadoopConf())
+    val commits = (fromVersion to toVersion).map(v => v -> new Path(logDir, f"$v%020d.json"))
+    if (commits.isEmpty) return "[]"
+    if (!commits.forall { case (_, p) => fs.exists(p) }) return null
+    val version = commits.map { case (v, p) => FileKey.of(fs.makeQualified(p).toUri) -> v }.toMap
+    val schema = StructType.fromDDL(
+      "add struct<path: string, size: long, modificationTime: long>, remove struct<path: string>")
+    val actions = spark.read.schema(schema).json(commits.map(_._2.toString): _*)
+      .where(col("add").isNotNull || col("remove").isNotNull)
+      .select(input_file_name(), col("add.path"), col("add.size"), col("add.modificationTime"), col("remove.path"))
+      .collect()
+    // Per path: the last commit that touched it decides; within a commit, an add wins (a deletion-vector update).
+    final case class Touch(version: Long, added: Boolean, size: Long, mtime: Long)
+    val last = scala.collection.mutable.HashMap[String, (String, Touch)]()
+    actions.foreach { r =>
+      val v = version(FileKey.scanned(r.getString(0)))
+      val added = !r.isNullAt(1)
+      val path = absolute(root, if (added) r.getString(1) else r.getString(4)).toString
+      val touch = if (added) Touch(v, added = true, r.getLong(2), r.getLong(3)) else Touch(v, added = false, 0L, 0L)
+      val key = FileKey.listed(path)
+      val keep = last.get(key).forall { case (_, t) => t.version < v || (t.version == v && added) }
+      if (keep) last(key) = path -> touch
+    }
+    val out = last.toSeq.sortBy(_._1).map { case (key, (path, t)) =>
+      val m = new java.util.LinkedHashMap[String, Any]()
+      m.put("path", path); m.put("key", key); m.put("size", t.size); m.put("mtime", t.mtime); m.put("present", t.added)
+      m
+    }
+    mapper.writeValueAsString(out.asJava)
+  }
+
+  /** A Delta action's path (a URI, relative to the table root unless absolute) as a Hadoop path. */
+  private def absolute(root: Path, actionPath: String): Path = {
+    val p = new Path(new URI(actionPath))
+    if (p.isAbsolute) p else new Path(root, p)
+  }
+
+  /** The file keys of listed paths (a JSON array in, a JSON array out, in order). */
+  def fileKeys(pathsJson: String): String =
+    mapper.writeValueAsString(mapper.readValue(pathsJson, classOf[Array[String]]).map(FileKey.listed))
+
+  /**
+   * Per column, the number of 32-byte blocks of a global filter whose
+   * serialization is `bytes` long (the build summary's `global_filter_bytes`),
+   * from JSON `{column: bytes}` to JSON `{column: blocks}`; no table is read.
+   */
+  def globalFilterBlocks(bytesJson: String): String = {
+    val blocks = new java.util.LinkedHashMap[String, Any]()
+    mapper.readTree(bytesJson).properties.asScala.foreach { e =>
+      val total = e.getValue.asLong
+      // The serialization is a header of a few bytes and a power-of-two bitset (at least 2 KiB for a global filter).
+      val bitset = java.lang.Long.highestOneBit(total)
+      if (bitset > Int.MaxValue || Sbbf.header(bitset.toInt).length + bitset != total) {
+        throw new IllegalStateException(s"global filter of '${e.getKey}': impossible size $total")
+      }
+      blocks.put(e.getKey, bitset / 32)
+    }
+    mapper.writeValueAsString(blocks)
+  }
+
+  /**
+   * Per column of `columnsJson`, the sums over the rows of the files
+   * `fileIdsJson` in the file tables of `dataPathsJson`: `{num_rows, num_nulls,
+   * ndv_sum, file_filter_bytes, num_files}` as JSON. Reads only small columns.
+   */
+  def fileStatistics(spark: SparkSession, dataPathsJson: String, fileIdsJson: String, columnsJson: String): String = {
+    val ids = mapper.readValue(fileIdsJson, classOf[Array[Long]]).toSeq
+    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
+    val sums = IndexTables.readStoredFileTables(spark, mapper.readValue(dataPathsJson, classOf[Array[String]]).toSeq)
+      .where(col("file_id").isin(ids: _*))
+      .groupBy("column", "bitset_bytes")
+      .agg(sum("num_rows"), sum("num_nulls"), sum("ndv"), count(lit(1)))
+      .collect()
+    val out = new java.util.LinkedHashMap[String, Any]()
+    columns.foreach { c =>
+      val rows = sums.filter(_.getString(0) == c)
+      // The stored filter is the Parquet header for its bitset size, then the bitset (none when it did not parse).
+      val filterBytes = rows.map { r =>
+        val bitset = r.getInt(1)
+        r.getLong(5) * (if (bitset == 0) 0L else Sbbf.header(bitset).length.toLong + bitset)
+      }.sum
+      val m = new java.util.LinkedHashMap[String, Any]()
+      m.put("num_rows", rows.map(_.getLong(2)).sum)
+      m.put("num_nulls", rows.map(_.getLong(3)).sum)
+      m.put("ndv_sum", rows.map(_.getLong(4)).sum)
+      m.put("file_filter_bytes", filterBytes)
+      m.put("num_files", rows.map(_.getLong(5)).sum)
+      out.put(c, m)
+    }
+    mapper.writeValueAsString(out)
+  }
+
+  /**
+   * Writes a compacted version at `newPath`: the rows of the file tables of
+   * `oldPathsJson` (the previous version's data directories) whose file ids are
+   * in `keptIdsJson`, the rows built for the appended files at `appendedPath`
+   * (null: no file was appended), and (with `withGlobal`) each global filter
+   * as the OR of the filters of all those directories, chunk by chunk (all
+   * built at one size, so their chunks line up). Returns per column of
+   * `columnsJson`, over the new file table,
+   * `{num_rows, num_nulls, ndv_sum, file_filter_bytes, num_files}` as JSON.
+   */
+  def assemble(spark: SparkSession, oldPathsJson: String, appendedPath: String, newPath: String, keptIdsJson: String,
+      columnsJson: String, withGlobal: Boolean): String = {
+    val oldPaths = mapper.readValue(oldPathsJson, classOf[Array[String]]).toSeq
+    val keptIds = mapper.readValue(keptIdsJson, classOf[Array[Long]]).toSeq.map(id => Row(id))
+    val kept = spark.createDataFrame(keptIds.asJava, new StructType().add("file_id", LongType, nullable = false))
+    // File ids are unique across a version's directories (docs/refresh.md), so the kept ids pick each row once.
+    val carried = IndexTables.readVerifiedFileTables(spark, oldPaths).join(broadcast(kept), "file_id")
+    val appended = Option(appendedPath).map(p => IndexTables.readVerifiedFileTables(spark, Seq(p)))
+    // The statistics are observed while the table is written: no second pass over it.
+    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
+    val observation = Observation("hsbloom refresh statistics")
+    val measures = Seq("num_rows" -> col("num_rows"), "num_nulls" -> col("num_nulls"), "ndv_sum" -> col("ndv"),
+      "file_filter_bytes" -> length(col("filter")).cast(LongType), "num_files" -> lit(1L))
+    val metrics = for ((c, i) <- columns.zipWithIndex; (name, value) <- measures)
+      yield coalesce(sum(when(col("column") === c, value)), lit(0L)).cast(LongType).as(s"${name}_$i")
+    val rows = appended.map(carried.unionByName(_)).getOrElse(carried).observe(observation, metrics.head, metrics.tail: _*)
+    IndexTables.writeFileTable(rows, newPath, "errorifexists")
+    val observed = observation.get
+    if (withGlobal) writeMergedGlobal(spark, oldPaths ++ Option(appendedPath), newPath)
+
+    val out = new java.util.LinkedHashMap[String, Any]()
+    columns.zipWithIndex.foreach { case (c, i) =>
+      val m = new java.util.LinkedHashMap[String, Any]()
+      measures.foreach { case (name, _) => m.put(name, observed(s"${name}_$i")) }
+      out.put(c, m)
+    }
+    mapper.writeValueAsString(out)
+  }
+
+  /** A global filter chunk OR-ed over `parts` data directories. */
+  private final case class Chunk(numChunks: Int, filterBytes: Long, bytes: Array[Byte], parts: Int)
+
+  /** Each global chunk as the OR of the same chunk of every one of `paths`; any mismatch is an error. */
+  private def writeMergedGlobal(spark: SparkSession, paths: Seq[String], newPath: String): Unit = {
+    val all = paths.map(IndexTables.readGlobalTable(spark, _)).reduce(_.unionByName(_))
+    val described = paths.mkString(", ")
+    val merged = all.rdd.map { r =>
+      (r.getString(0), r.getInt(1)) -> Chunk(r.getInt(2), r.getLong(3), r.getAs[Array[Byte]](4), 1)
+    }.reduceByKey { (a, b) =>
+      if (a.numChunks != b.numChunks || a.filterBytes != b.filterBytes || a.bytes.length != b.bytes.length) {
+        throw new IllegalStateException(s"global filter chunks do not line up between $described; run a full refresh")
+      }
+      val or = new Array[Byte](a.bytes.length)
+      var i = 0
+      while (i < or.length) { or(i) = (a.bytes(i) | b.bytes(i)).toByte; i += 1 }
+      Chunk(a.numChunks, a.filterBytes, or, a.parts + b.parts)
+    }.map { case ((column, index), c) =>
+      if (c.parts != paths.size) {
+        throw new IllegalStateException(s"global filter chunk $index of column '$column' is in ${c.parts} of " +
+          s"${paths.size} data directories ($described); run a full refresh")
+      }
+      Row(column, index, c.numChunks, c.filterBytes, c.bytes)
+    }
+    IndexTables.writeGlobalTable(spark.createDataFrame(merged, IndexTables.GlobalTableSchema), newPath, "errorifexists")
+  }
+}

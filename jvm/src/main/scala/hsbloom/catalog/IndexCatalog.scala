@@ -1,0 +1,242 @@
+package hsbloom.catalog
+
+import java.io.FileNotFoundException
+import java.util.concurrent.Callable
+
+import scala.util.control.NonFatal
+
+import com.google.common.cache.{Cache, CacheBuilder, Weigher}
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.AttributeReference
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.slf4j.LoggerFactory
+
+import hsbloom.index.{FileKey, IndexData, IndexLog, Layout}
+import hsbloom.sbbf.ParquetHash
+import hsbloom.shim.FileSources
+import hsbloom.conf.HsbloomConf
+
+/**
+ * Which indexes are ACTIVE, which of them cover a relation, and their data,
+ * for query planning. Everything here is cached in the JVM:
+ *
+ *  - the list of ACTIVE indexes of a system path, for
+ *    `spark.hsbloom.catalog.refreshIntervalMs`, because finding
+ *    it costs a listing of every index's log directory. `invalidate()` (called
+ *    from Python after each index operation of this process) drops it at once;
+ *    changes made by other processes are seen within the interval;
+ *  - the file-level table of each index version (immutable once its log entry
+ *    is ACTIVE) without its filters, in a cache bounded by
+ *    `spark.hsbloom.cache.maxBytes` (least recently used
+ *    first out), and per loaded version the filter blocks probes have read,
+ *    up to `spark.hsbloom.cache.blockBytes`;
+ *  - a version that failed to load, for the refresh interval, so a broken
+ *    index costs one warning, not one failed read per query.
+ *
+ * Using a cached, older version is never wrong: every index row carries its
+ * file's size and modification time, and a file that does not match them is
+ * read (see `IndexData.lookup`).
+ */
+object IndexCatalog {
+  private val log = LoggerFactory.getLogger(getClass)
+
+  /**
+   * An ACTIVE index version: its log entry and the data directories it reads,
+   * oldest first (several after incremental refreshes that referred to earlier
+   * versions' data instead of copying it; docs/refresh.md).
+   */
+  final case class ActiveIndex(entry: IndexLog.Entry, dataPaths: Seq[String]) {
+    /** What identifies the version's data: its directories and the file ids dropped from their tables. */
+    def dataKey: DataKey = DataKey(dataPaths, entry.droppedFileIds)
+  }
+
+  /** The data of an index version (directories are written once, so this never names two contents). */
+  final case class DataKey(dataPaths: Seq[String], droppedFileIds: Set[Long])
+
+  private final case class Listing(at: Long, indexes: Seq[ActiveIndex])
+  private val listings = new java.util.concurrent.ConcurrentHashMap[String, Listing]()
+
+  @volatile private var dataCache: Cache[DataKey, IndexData] = _
+  @volatile private var failures: Cache[DataKey, String] = _
+
+  /** Forgets which indexes are ACTIVE (and failed loads), so the next query reads the logs again. */
+  def invalidate(): Unit = {
+    listings.clear()
+    Option(failures).foreach(_.invalidateAll())
+  }
+
+  /** Also drops the loaded index data (for tests and after vacuum). */
+  def invalidateAll(): Unit = {
+    invalidate()
+    Option(dataCache).foreach(_.invalidateAll())
+  }
+
+  /** The qualified system path of this session's indexes. */
+  def systemPath(spark: SparkSession): Path = qualify(spark, Layout.systemPath(spark))
+
+  private def qualify(spark: SparkSession, raw: String): Path = {
+    val p = new Path(raw)
+    p.getFileSystem(spark.sessionState.newHadoopConf()).makeQualified(p)
+  }
+
+  /**
+   * Every ACTIVE index under the session's system path (cached for the refresh
+   * interval, keyed by the configured path, so the optimizer's many calls cost
+   * a map lookup).
+   */
+  def activeIndexes(spark: SparkSession): Seq[ActiveIndex] = {
+    val raw = Layout.systemPath(spark)
+    val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
+    val now = System.currentTimeMillis()
+    val cached = Option(listings.get(raw)).filter(l => now - l.at < ttl)
+    cached.map(_.indexes).getOrElse {
+      val found = readActive(spark, qualify(spark, raw))
+      listings.put(raw, Listing(now, found))
+      found
+    }
+  }
+
+  private def readActive(spark: SparkSession, root: Path): Seq[ActiveIndex] = {
+    val conf = spark.sessionState.newHadoopConf()
+    val fs = root.getFileSystem(conf)
+    val dirs = try fs.listStatus(root).toSeq.filter(_.isDirectory).map(_.getPath) catch {
+      case _: FileNotFoundException => Nil
+    }
+    dirs.sortBy(_.getName).flatMap { dir =>
+      try {
+        IndexLog.latestStable(dir, conf).filter(_.state == Layout.Active).flatMap { e =>
+          if (e.dataParts.isEmpty) {
+            log.warn(s"hsbloom: index ${e.describe} is ACTIVE but its log entry has no data_version; not used")
+            None
+          } else {
+            // From where the log is (not the recorded data_path), so a moved system path still works.
+            Some(ActiveIndex(e, e.dataParts.map(v => IndexLog.dataDirectory(dir, v).toString)))
+          }
+        }
+      } catch {
+        case NonFatal(e) =>
+          log.warn(s"hsbloom: cannot read the log of index ${dir.getName} ($e); it is not used for pruning")
+          None
+      }
+    }
+  }
+
+  /** An indexed column as the relation sees it: the relation's attribute and the index that covers it. */
+  final case class CoveredColumn(attribute: AttributeReference, index: ActiveIndex, indexColumn: String)
+
+  /**
+   * How an ACTIVE index built over the same files (same format and root paths) stands to a relation:
+   * the relation's columns it covers, or why it covers none (for `hs.explain`).
+   */
+  final case class Coverage(index: ActiveIndex, covered: Seq[CoveredColumn], whyNot: Option[String])
+
+  /**
+   * The columns of `relation` (with output `output`) that ACTIVE indexes cover.
+   * An index covers a relation when it was built from the same source: the
+   * same format, the same root paths and the same read options; when the
+   * relation is read with the same facts the index recorded (`ReadFacts`:
+   * schema, column mapping, the session settings that change values); and a
+   * column only when the relation reads it with the type the index was built
+   * with (a user-given schema that reads `id` as a string must not be probed
+   * with hashes of longs).
+   */
+  def coveredColumns(spark: SparkSession, relation: HadoopFsRelation, output: Seq[AttributeReference]): Seq[CoveredColumn] =
+    coverage(spark, relation, output).flatMap(_.covered)
+
+  /** Every ACTIVE index over the files `relation` reads, with what it covers or why not. */
+  def coverage(spark: SparkSession, relation: HadoopFsRelation, output: Seq[AttributeReference]): Seq[Coverage] = {
+    val indexes = activeIndexes(spark)
+    if (indexes.isEmpty) return Nil
+    val format = formatName(relation)
+    val roots = relation.location.rootPaths.map(p => FileKey.of(p.toUri)).toSet
+    lazy val options = normalizedOptions(spark, relation.options)
+    val resolver = spark.sessionState.conf.resolver
+    indexes.filter { i =>
+      i.entry.format == format && i.entry.rootPaths.map(FileKey.listed).toSet == roots
+    }.map { i =>
+      val indexOptions = normalizedOptions(spark, i.entry.options)
+      val whyNot = if (indexOptions != options) {
+        Some(s"read options differ: the index was built with ${indexOptions.toSeq.sorted.mkString(", ")}; this " +
+          s"scan reads with ${options.toSeq.sorted.mkString(", ")}")
+      } else i.entry.readFacts match {
+        case None => Some("the index records no read settings (it was built by an older hsbloom); run " +
+          s"refresh_index('${i.entry.indexName}', 'full')")
+        case Some(recorded) =>
+          try ReadFacts.difference(recorded, ReadFacts.of(spark, relation, format, i.entry.indexedColumns))
+          catch { case NonFatal(e) => Some(e.getMessage) }
+      }
+      val covered = if (whyNot.isDefined) Nil else i.entry.indexedColumns.flatMap { c =>
+        output.find(a => resolver(a.name, c)).filter { a =>
+          i.entry.schema.get(c).contains(a.dataType.simpleString) && ParquetHash.isSupported(a.dataType)
+        }.map(CoveredColumn(_, i, c))
+      }
+      Coverage(i, covered, whyNot)
+    }
+  }
+
+  /** Read options as the source records them: redacted, without the path, keys in lower case. */
+  private def normalizedOptions(spark: SparkSession, options: Map[String, String]): Map[String, String] = {
+    val original = options match {
+      case m: CaseInsensitiveMap[String @unchecked] => m.originalMap
+      case m => m
+    }
+    spark.sessionState.conf.redactOptions(original).toSeq
+      .filter { case (k, _) => !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths") }
+      .map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }.toMap
+  }
+
+  /** The format's short name, as the index log records it ("delta" for Delta tables). */
+  def formatName(relation: HadoopFsRelation): String = FileSources.formatName(relation)
+
+  /**
+   * The loaded file-level tables of an index version (the union of its parts'
+   * tables without the dropped file ids). Throws when it cannot be
+   * read; a version that failed is not tried again within the refresh interval.
+   */
+  def indexData(spark: SparkSession, index: ActiveIndex): IndexData = {
+    ensureCaches(spark)
+    Option(failures.getIfPresent(index.dataKey)).foreach { reason =>
+      throw new IllegalStateException(s"index ${index.entry.describe} failed to load recently: $reason")
+    }
+    try {
+      dataCache.get(index.dataKey, new Callable[IndexData] {
+        override def call(): IndexData = {
+          val started = System.nanoTime()
+          val blockBytes = HsbloomConf.CacheBlockBytes.get(spark)
+          val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, spark.sessionState.newHadoopConf(),
+            blockBytes)
+          log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
+            f"${(System.nanoTime() - started) / 1e6}%.1f ms")
+          if (data.corruptFilters > 0) {
+            log.warn(s"hsbloom: index ${index.entry.describe} has ${data.corruptFilters} corrupt filters; " +
+              "their files are always read")
+          }
+          data
+        }
+      })
+    } catch {
+      case NonFatal(e) =>
+        val cause = Option(e.getCause).filter(_ => e.isInstanceOf[java.util.concurrent.ExecutionException] ||
+          e.isInstanceOf[com.google.common.util.concurrent.UncheckedExecutionException]).getOrElse(e)
+        failures.put(index.dataKey, cause.toString)
+        throw cause
+    }
+  }
+
+  private def ensureCaches(spark: SparkSession): Unit = synchronized {
+    if (dataCache == null) {
+      val maxBytes = HsbloomConf.CacheMaxBytes.get(spark)
+      dataCache = CacheBuilder.newBuilder()
+        .maximumWeight(maxBytes)
+        .weigher(new Weigher[DataKey, IndexData] {
+          override def weigh(k: DataKey, v: IndexData): Int = math.min(v.bytes, Int.MaxValue).toInt
+        })
+        .build[DataKey, IndexData]()
+      val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
+      failures = CacheBuilder.newBuilder().expireAfterWrite(java.time.Duration.ofMillis(math.max(ttl, 1L)))
+        .build[DataKey, String]()
+    }
+  }
+}

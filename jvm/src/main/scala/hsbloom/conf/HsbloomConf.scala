@@ -1,0 +1,93 @@
+package hsbloom.conf
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.spark.SparkConf
+import org.apache.spark.sql.SparkSession
+
+/**
+ * One `spark.hsbloom.*` setting: its key, type, default and a one-line doc.
+ * A value that is unset or blank reads as the default. `defaultText` is the
+ * default as docs/configuration.md shows it.
+ */
+final case class Setting[T](key: String, default: T, defaultText: String, valueType: String, doc: String)(
+    parse: String => T) {
+  /** The value from a lookup of keys (a session's or a SparkConf's settings). */
+  def from(lookup: String => Option[String]): T =
+    lookup(key).map(_.trim).filter(_.nonEmpty).map(parse).getOrElse(default)
+  def get(session: SparkSession): T = from(session.conf.getOption)
+  def get(conf: SparkConf): T = from(conf.getOption)
+}
+
+/**
+ * Every `spark.hsbloom.*` setting, defined once; the rules read them through
+ * here and docs/configuration.md lists them (tests/test_configuration.py
+ * checks the page and the code against `json()`).
+ *
+ * Keys are `spark.hsbloom.<area>.<name>` in camelCase, with the unit as the
+ * name's suffix (`Bytes`, `Ms`); a setting that switches an area on or off is
+ * `<area>.enabled`.
+ */
+object HsbloomConf {
+  private val MiB = 1024L * 1024
+
+  private def long(key: String, default: Long, defaultText: String, doc: String): Setting[Long] =
+    Setting(key, default, defaultText, "long", doc)(_.toLong)
+  private def int(key: String, default: Int, doc: String): Setting[Int] =
+    Setting(key, default, default.toString, "int", doc)(_.toInt)
+  private def boolean(key: String, default: Boolean, doc: String): Setting[Boolean] =
+    Setting(key, default, default.toString, "boolean", doc)(_.toBoolean)
+
+  val Enabled: Setting[Boolean] = Setting("spark.hsbloom.enabled", false, "false", "boolean",
+    "Whether queries use hsbloom's indexes to skip files; any value other than true (any case) is false.")(
+    _.equalsIgnoreCase("true"))
+
+  val SystemPath: Setting[Option[String]] = Setting[Option[String]]("spark.hsbloom.system.path", None,
+    "<spark.sql.warehouse.dir>/_hsbloom", "path",
+    "The directory that holds every index of the session (its log and data).")(Some(_))
+
+  val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L, "10000",
+    "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again; changes made " +
+      "by another process are seen within it.")
+
+  val CacheMaxBytes: Setting[Long] = long("spark.hsbloom.cache.maxBytes", 256 * MiB, "268435456",
+    "Driver memory for the file-level tables of loaded index versions (without their filters), least " +
+      "recently used first out.")
+
+  val CacheBlockBytes: Setting[Long] = long("spark.hsbloom.cache.blockBytes", 64 * MiB, "67108864",
+    "Driver memory, per loaded index version, for the file filters that probes have read.")
+
+  val JoinEnabled: Setting[Boolean] = boolean("spark.hsbloom.join.enabled", default = true,
+    "Whether joins use indexes (a global filter on the probe side, pruning by the build side's keys); " +
+      "needs spark.hsbloom.enabled too.")
+
+  val JoinCostModel: Setting[Boolean] = boolean("spark.hsbloom.join.costModel", default = true,
+    "Whether join features are applied only where the cost model finds they pay; false applies them " +
+      "wherever they are correct (for tests).")
+
+  val JoinGlobalFilterMaxBytes: Setting[Long] = long("spark.hsbloom.join.globalFilter.maxBytes", 64 * MiB,
+    "67108864", "The largest global filter a join loads onto the executors; a larger one is not used.")
+
+  val JoinPruningMaxBuildKeys: Setting[Int] = int("spark.hsbloom.join.pruning.maxBuildKeys", 5000,
+    "The most distinct build-side keys a join collects to prune the probe side's files with.")
+
+  val JoinCacheMaxBytes: Setting[Long] = long("spark.hsbloom.join.cache.maxBytes", 1024 * MiB, "1073741824",
+    "Executor memory for the global filters joins have loaded, least recently used first out.")
+
+  /** Every setting, in the order docs/configuration.md lists them. */
+  val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, CatalogRefreshIntervalMs, CacheMaxBytes, CacheBlockBytes,
+    JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
+
+  /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for Python. */
+  def json(): String = {
+    val mapper = new ObjectMapper()
+    val list = mapper.createArrayNode()
+    all.foreach { s =>
+      val node = list.addObject()
+      node.put("key", s.key)
+      node.put("type", s.valueType)
+      node.put("default", s.defaultText)
+      node.put("doc", s.doc)
+    }
+    mapper.writeValueAsString(list)
+  }
+}

@@ -1,0 +1,86 @@
+package hsbloom.index
+
+import java.io.{ByteArrayOutputStream, DataOutputStream}
+import java.nio.charset.StandardCharsets
+
+import org.apache.spark.sql.catalyst.expressions.XXH64
+import org.apache.spark.sql.types.{LongType, StructField}
+import org.apache.spark.unsafe.Platform
+
+/**
+ * The checksums that guard every byte query planning trusts (docs/design/integrity.md):
+ * a Bloom filter with bits cleared answers "absent" with full confidence, so
+ * damage must be caught before a filter is probed, not after.
+ *
+ * XXH64 (the hash the Parquet spec already uses for values, `ParquetHash`) is
+ * computed with a seed that names where the bytes belong, so bytes that are
+ * intact but in the wrong place (a shifted offset, a file copied from another
+ * version or another side file) fail their check as surely as flipped bits:
+ *
+ *  - a file-table row: over the fields planning reads, seeded by its index's
+ *    and data directory's names (`<index>/v__=N`); column `row_checksum`;
+ *  - a stored filter: over its serialization (seed 0); column `filter_checksum`,
+ *    checked by whoever reads the `filter` column (refresh, `verify`);
+ *  - a block row of a side file under `blocks/` (block `b` of every filter of a
+ *    group): 8 bytes right after the row, seeded by the side file's name and the
+ *    row's offset;
+ *  - a global filter chunk: over its bytes and shape, seeded by the index's
+ *    and data directory's names and the column; column `chunk_checksum`.
+ */
+object Checksums {
+  val FilterChecksum = "filter_checksum"
+  val RowChecksum = "row_checksum"
+  val ChunkChecksum = "chunk_checksum"
+
+  /** The checksum columns a stored file-table row carries after `FilterBlocks.Columns`. */
+  val FileTableColumns: Seq[StructField] =
+    Seq(StructField(FilterChecksum, LongType, nullable = false), StructField(RowChecksum, LongType, nullable = false))
+
+  /** Bytes a block row's checksum takes after the row. */
+  val BlockRowChecksumBytes = 8
+
+  def xxh64(bytes: Array[Byte], offset: Int, length: Int, seed: Long): Long =
+    XXH64.hashUnsafeBytes(bytes, Platform.BYTE_ARRAY_OFFSET.toLong + offset, length, seed)
+
+  def xxh64(bytes: Array[Byte], seed: Long): Long = xxh64(bytes, 0, bytes.length, seed)
+
+  /** A seed naming a place: the XXH64 of its name. */
+  def seedOf(name: String): Long = xxh64(name.getBytes(StandardCharsets.UTF_8), 0L)
+
+  /**
+   * The seed of a data directory's rows and chunks: its index's name and its own (`<index>/v__=N`), not
+   * where the system path is (so a moved system path still checks out).
+   */
+  def directorySeed(dataPath: String): Long = {
+    val dir = new org.apache.hadoop.fs.Path(dataPath)
+    seedOf(Option(dir.getParent).map(_.getName).getOrElse("") + "/" + dir.getName)
+  }
+
+  /** The checksum of a block row that starts at `rowOffset` of the side file `fileName`. */
+  def blockRow(bytes: Array[Byte], offset: Int, length: Int, fileName: String, rowOffset: Long): Long =
+    xxh64(bytes, offset, length, XXH64.hashLong(rowOffset, seedOf(fileName)))
+
+  /** The fields of a file-table row that planning reads, in a fixed order. */
+  final case class RowFields(fileId: Long, path: String, size: Long, mtime: Long, column: String, numRows: Long,
+      numNulls: Long, blocksFile: String, blocksOffset: Long, blocksCount: Int, blocksPosition: Int, bitsetBytes: Int,
+      filterChecksum: Long) {
+    def checksum(directorySeed: Long): Long = {
+      val buffer = new ByteArrayOutputStream(128 + path.length * 3)
+      val out = new DataOutputStream(buffer)
+      def string(s: String): Unit = { val b = s.getBytes(StandardCharsets.UTF_8); out.writeInt(b.length); out.write(b) }
+      out.writeLong(fileId); string(path); out.writeLong(size); out.writeLong(mtime); string(column)
+      out.writeLong(numRows); out.writeLong(numNulls); string(blocksFile); out.writeLong(blocksOffset)
+      out.writeInt(blocksCount); out.writeInt(blocksPosition); out.writeInt(bitsetBytes); out.writeLong(filterChecksum)
+      out.flush()
+      xxh64(buffer.toByteArray, directorySeed)
+    }
+  }
+
+  /** The checksum of a global filter chunk (its bytes and its place in the filter). */
+  def chunk(bytes: Array[Byte], column: String, chunkIndex: Int, numChunks: Int, filterBytes: Long,
+      directorySeed: Long): Long = {
+    val place = XXH64.hashLong(filterBytes, XXH64.hashLong((chunkIndex.toLong << 32) | numChunks,
+      xxh64(column.getBytes(StandardCharsets.UTF_8), directorySeed)))
+    xxh64(bytes, place)
+  }
+}

@@ -1,0 +1,193 @@
+package hsbloom.index
+
+import org.apache.spark.sql.{DataFrame, Encoders, Row, SparkSession}
+import org.apache.spark.sql.types._
+import org.apache.spark.util.SerializableConfiguration
+
+/**
+ * The two Parquet tables of an index version (schemas in docs/design/build.md), and
+ * the one place that writes and reads them. Everything that produces rows of
+ * a file-level or global table (the build, a refresh carrying rows over from an
+ * older version) goes through `writeFileTable` / `writeGlobalTable`, so the
+ * physical layout of a version is decided here alone: the file-level table
+ * gets the block-addressable copy of its filters (`FilterBlocks`) as it is written.
+ */
+object IndexTables {
+  val FileTableSchema: StructType = new StructType()
+    .add("file_id", LongType, nullable = false)
+    .add("file_path", StringType, nullable = false)
+    .add("file_size", LongType, nullable = false)
+    .add("file_mtime", LongType, nullable = false)
+    .add("column", StringType, nullable = false)
+    .add("num_rows", LongType, nullable = false)
+    .add("num_nulls", LongType, nullable = false)
+    .add("ndv", LongType, nullable = false)
+    .add("filter", BinaryType, nullable = false)
+
+  val GlobalTableSchema: StructType = new StructType()
+    .add("column", StringType, nullable = false)
+    .add("chunk_index", IntegerType, nullable = false)
+    .add("num_chunks", IntegerType, nullable = false)
+    .add("filter_bytes", LongType, nullable = false)
+    .add("chunk", BinaryType, nullable = false)
+
+  /** The file-level table's directory inside a version's data directory. */
+  def filesPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, Layout.FilesTable).toString
+
+  /** The global table's directory inside a version's data directory. */
+  def globalPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, Layout.GlobalTable).toString
+
+  /**
+   * Writes rows of `FileTableSchema` (in that column order) into the version at
+   * `dataPath`; `mode` is "errorifexists" for the first write, "append" after.
+   */
+  def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit = {
+    val spark = rows.sparkSession
+    val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
+    // A Dataset operation (not an RDD round trip), so that what the caller
+    // attached to `rows` (an Observation, for example) still sees the write.
+    val withBlocks = rows.select(FileTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
+      .mapPartitions((part: Iterator[Row]) => FilterBlocks.attach(part, dataPath, conf.value))(
+        Encoders.row(StoredFileTableSchema))
+    write(withBlocks, mode, filesPath(dataPath))
+  }
+
+  /** The file-level table as stored: `FileTableSchema` and the filters' block addresses (`FilterBlocks`). */
+  val StoredFileTableSchema: StructType =
+    StructType(FileTableSchema.fields ++ FilterBlocks.Columns ++ Checksums.FileTableColumns)
+
+  /** The global table as stored: `GlobalTableSchema` and each chunk's checksum (`Checksums.chunk`). */
+  val StoredGlobalTableSchema: StructType = GlobalTableSchema.add(Checksums.ChunkChecksum, LongType, nullable = false)
+
+  /** Writes rows of `GlobalTableSchema` into the version at `dataPath`, each with its chunk's checksum. */
+  def writeGlobalTable(rows: DataFrame, dataPath: String, mode: String): Unit = {
+    val seed = Checksums.directorySeed(dataPath)
+    val withChecksums = rows.select(GlobalTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
+      .map((r: Row) => Row.fromSeq(r.toSeq :+ Checksums.chunk(r.getAs[Array[Byte]](4), r.getString(0), r.getInt(1),
+        r.getInt(2), r.getLong(3), seed)))(Encoders.row(StoredGlobalTableSchema))
+    write(withChecksums, mode, globalPath(dataPath))
+  }
+
+  /** The side files with the filters' blocks (`FilterBlocks`) inside a version's data directory. */
+  def blocksPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, FilterBlocks.Dir).toString
+
+  /** The file-level table of the version at `dataPath`, as a DataFrame (for refresh and tests). */
+  def readFileTable(spark: SparkSession, dataPath: String): DataFrame = readFileTables(spark, Seq(dataPath))
+
+  /** The file-level tables of several data directories (the parts of one version) as one DataFrame. */
+  def readFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame =
+    spark.read.schema(FileTableSchema).parquet(dataPaths.map(filesPath): _*)
+
+  /** Like `readFileTables`, with the block columns `writeFileTable` stores (`StoredFileTableSchema`). */
+  def readStoredFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame =
+    spark.read.schema(StoredFileTableSchema).parquet(dataPaths.map(filesPath): _*)
+
+  /**
+   * The file-level tables of `dataPaths` (rows of `FileTableSchema`) for
+   * copying into a new version: every row is checked against its checksums as
+   * it is read, and the job fails naming the file when one does not match, so
+   * damage is never carried into a version whose checksums would vouch for it.
+   */
+  def readVerifiedFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame = {
+    import org.apache.spark.sql.functions.{col, input_file_name}
+    val stored = spark.read.schema(StoredFileTableSchema).parquet(dataPaths.map(filesPath): _*)
+    val n = FileTableSchema.size
+    stored.select((StoredFileTableSchema.fieldNames.map(col) :+ input_file_name()).toIndexedSeq: _*)
+      .map { (r: Row) =>
+        val part = r.getString(r.length - 1)
+        val filter = r.getAs[Array[Byte]](n - 1)
+        val fields = Checksums.RowFields(r.getLong(0), r.getString(1), r.getLong(2), r.getLong(3), r.getString(4),
+          r.getLong(5), r.getLong(6), r.getString(n), r.getLong(n + 1), r.getInt(n + 2), r.getInt(n + 3),
+          r.getInt(n + 4), if (r.isNullAt(n + 5)) 0L else r.getLong(n + 5))
+        val seed = Checksums.directorySeed(new org.apache.hadoop.fs.Path(part).getParent.getParent.toString)
+        // Null checksums: written by an hsbloom before checksums (data layout 2), carried as it was trusted then.
+        val unchecked = r.isNullAt(n + 5) || r.isNullAt(n + 6)
+        if (!unchecked && (Checksums.xxh64(filter, 0L) != fields.filterChecksum || fields.checksum(seed) != r.getLong(n + 6))) {
+          throw new IllegalStateException(s"damaged index file $part: a row fails its checksum (file " +
+            s"${fields.path}, column ${fields.column}); refresh the index with mode='full', which rebuilds from the source")
+        }
+        Row.fromSeq(r.toSeq.take(n))
+      }(Encoders.row(FileTableSchema))
+  }
+
+  /**
+   * The global table of the version at `dataPath`, as a DataFrame of
+   * `GlobalTableSchema`; each chunk is checked against its checksum as it is
+   * read (the job fails naming the table when one does not match).
+   */
+  def readGlobalTable(spark: SparkSession, dataPath: String): DataFrame = {
+    val seed = Checksums.directorySeed(dataPath)
+    val table = globalPath(dataPath)
+    spark.read.schema(StoredGlobalTableSchema).parquet(table).map { (r: Row) =>
+      // A null checksum: written before checksums (data layout 2), carried as it was trusted then.
+      if (!r.isNullAt(5) && Checksums.chunk(r.getAs[Array[Byte]](4), r.getString(0), r.getInt(1), r.getInt(2),
+          r.getLong(3), seed) != r.getLong(5)) {
+        throw new IllegalStateException(s"damaged index file in $table: chunk ${r.getInt(1)} of the global filter " +
+          s"of '${r.getString(0)}' fails its checksum; refresh the index with mode='full'")
+      }
+      Row.fromSeq(r.toSeq.take(5))
+    }(Encoders.row(GlobalTableSchema))
+  }
+
+  /**
+   * The serialized global filter of `column` (header + bitset) of the version at
+   * `dataPath`, read with parquet-java through the Hadoop FileSystem, without a
+   * SparkSession: executors load it for the join filters (`GlobalFilter`).
+   * Throws when the table is missing, or the column's chunks are incomplete or
+   * disagree on their sizes.
+   */
+  def readGlobalFilter(dataPath: String, column: String, conf: org.apache.hadoop.conf.Configuration): Array[Byte] = {
+    import org.apache.hadoop.fs.Path
+    import org.apache.parquet.hadoop.ParquetReader
+    import org.apache.parquet.hadoop.example.GroupReadSupport
+    val table = new Path(globalPath(dataPath))
+    val fs = table.getFileSystem(conf)
+    val parts = fs.listStatus(table).filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
+      !s.getPath.getName.startsWith(".")).map(_.getPath)
+    val chunks = scala.collection.mutable.TreeMap[Int, Array[Byte]]()
+    var expected: Option[(Int, Long)] = None
+    val seed = Checksums.directorySeed(dataPath)
+    parts.foreach { part =>
+      val reader = ParquetReader.builder(new GroupReadSupport(), part).withConf(conf).build()
+      try {
+        var row = reader.read()
+        while (row != null) {
+          if (row.getString("column", 0) == column) {
+            if (!row.getType.containsField(Checksums.ChunkChecksum)) {
+              throw new IllegalStateException(s"global table file $part has no chunk checksums (written by an " +
+                "older hsbloom); refresh the index with mode='full'")
+            }
+            val shape = (row.getInteger("num_chunks", 0), row.getLong("filter_bytes", 0))
+            val index = row.getInteger("chunk_index", 0)
+            val chunk = row.getBinary("chunk", 0).getBytes
+            if (row.getLong(Checksums.ChunkChecksum, 0) != Checksums.chunk(chunk, column, index, shape._1, shape._2, seed)) {
+              val problem = s"chunk $index of the global filter of '$column' fails its checksum"
+              IndexDamage.record(part, problem)
+              throw new IllegalStateException(s"damaged index file $part: $problem")
+            }
+            if (expected.exists(_ != shape)) throw new IllegalStateException(s"global table $table: chunks of $column disagree on their sizes")
+            expected = Some(shape)
+            chunks(index) = chunk
+          }
+          row = reader.read()
+        }
+      } finally reader.close()
+    }
+    val (numChunks, filterBytes) = expected.getOrElse(throw new IllegalStateException(s"global table $table has no filter for $column"))
+    val bytes = chunks.values.foldLeft(new java.io.ByteArrayOutputStream())((out, c) => { out.write(c); out }).toByteArray
+    if (chunks.size != numChunks || chunks.keys.toSeq != (0 until numChunks) || bytes.length.toLong != filterBytes) {
+      val problem = s"the global filter of $column is incomplete (${chunks.size} of $numChunks chunks, " +
+        s"${bytes.length} of $filterBytes bytes)"
+      IndexDamage.record(new Path(dataPath), table, problem)
+      throw new IllegalStateException(s"global table $table: $problem")
+    }
+    bytes
+  }
+
+  /**
+   * Filters are about half ones at random, which no codec or dictionary
+   * shrinks, so both are off rather than spending CPU on them.
+   */
+  private def write(table: DataFrame, mode: String, path: String): Unit =
+    table.write.mode(mode).option("compression", "uncompressed").option("parquet.enable.dictionary", "false").parquet(path)
+}

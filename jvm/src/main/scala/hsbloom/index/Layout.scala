@@ -1,0 +1,94 @@
+package hsbloom.index
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.spark.sql.SparkSession
+
+import hsbloom.conf.HsbloomConf
+
+/**
+ * Where an index's log and data live, and the names the log uses: the single
+ * definition both languages read (Python through `json()`).
+ *
+ * {{{
+ *   <system path>/<index name>/_hsbloom_log/00000000000000000000.json   operation log
+ *   <system path>/<index name>/v__=<N>/files/                          file-level index table
+ *   <system path>/<index name>/v__=<N>/global/                         global filters
+ *   <system path>/<index name>/v__=<N>/blocks/                         the file filters, block-major
+ * }}}
+ *
+ * The system path is `spark.hsbloom.system.path`, by default `_hsbloom` under
+ * `spark.sql.warehouse.dir`: the leading underscore makes Spark's file listing
+ * skip it, so it is never mistaken for a table's data.
+ */
+object Layout {
+  /** The system path's directory under the warehouse when the setting is unset. */
+  val DefaultSystemDir = "_hsbloom"
+  /** The operation log's directory in an index's directory. */
+  val LogDir = "_hsbloom_log"
+  /** Digits of a log entry's zero-padded id: entry N is `<N, 20 digits>.json`. */
+  val LogEntryDigits = 20
+  /** The log entries' format (`log_format`), which a reader must know. */
+  val LogFormatVersion = 1
+  /** Data version N lives in `v__=N`. */
+  val VersionPrefix = "v__="
+  val FilesTable = "files"
+  val GlobalTable = "global"
+  val BlocksDir = "blocks"
+  /**
+   * How a data directory is stored, recorded in log entries as `data_layout`:
+   * 3 is file tables with block-addressable side files (`blocks/`) and checksums.
+   */
+  val DataLayout = 3
+
+  val Creating = "CREATING"
+  val Active = "ACTIVE"
+  val Deleting = "DELETING"
+  val Deleted = "DELETED"
+  val Restoring = "RESTORING"
+  val Vacuuming = "VACUUMING"
+  val Refreshing = "REFRESHING"
+  val DoesNotExist = "DOESNOTEXIST"
+  val States: Seq[String] = Seq(Creating, Active, Deleting, Deleted, Restoring, Vacuuming, Refreshing, DoesNotExist)
+  /** States an operation ends in; the latest entry in one of them describes the index. */
+  val StableStates: Set[String] = Set(Active, Deleted, DoesNotExist)
+
+  /** The name of data version `version`'s directory. */
+  def versionDir(version: Long): String = s"$VersionPrefix$version"
+
+  /**
+   * The directory that holds this session's indexes, not yet qualified:
+   * `spark.hsbloom.system.path` without trailing slashes (blank counts as
+   * unset), else `_hsbloom` under `spark.sql.warehouse.dir`.
+   */
+  def systemPath(spark: SparkSession): String =
+    systemPath(HsbloomConf.SystemPath.get(spark), spark.conf.get("spark.sql.warehouse.dir"))
+
+  /** The system path from the setting's value (None when unset or blank) and the warehouse directory. */
+  def systemPath(configured: Option[String], warehouseDir: String): String =
+    configured.map(withoutTrailingSlash).getOrElse(withoutTrailingSlash(warehouseDir) + "/" + DefaultSystemDir)
+
+  private def withoutTrailingSlash(path: String): String = {
+    val stripped = path.replaceAll("/+$", "")
+    if (stripped.isEmpty && path.nonEmpty) "/" else stripped
+  }
+
+  /** The constants above as one JSON object, for the Python side. */
+  def json(): String = {
+    val mapper = new ObjectMapper()
+    val root = mapper.createObjectNode()
+    root.put("default_system_dir", DefaultSystemDir)
+    root.put("log_dir", LogDir)
+    root.put("log_entry_digits", LogEntryDigits)
+    root.put("log_format_version", LogFormatVersion)
+    root.put("version_prefix", VersionPrefix)
+    root.put("files_table", FilesTable)
+    root.put("global_table", GlobalTable)
+    root.put("blocks_dir", BlocksDir)
+    root.put("data_layout", DataLayout)
+    val states = root.putArray("states")
+    States.foreach(states.add)
+    val stable = root.putArray("stable_states")
+    States.filter(StableStates.contains).foreach(stable.add)
+    mapper.writeValueAsString(root)
+  }
+}

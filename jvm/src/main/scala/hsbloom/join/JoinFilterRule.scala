@@ -1,0 +1,280 @@
+package hsbloom.join
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, ExprId, Expression, IsNotNull}
+import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitioningAwareFileIndex}
+import org.apache.spark.sql.internal.SQLConf
+
+import hsbloom.catalog.IndexCatalog
+import hsbloom.index.{GlobalFilterContains, GlobalFilterRef, IndexLog}
+import hsbloom.pruning.FilePruningRule
+import hsbloom.shim.FileSources
+import hsbloom.conf.HsbloomConf
+
+/**
+ * Join acceleration (docs/joins.md). For each equality `a = b` (or `a <=> b`)
+ * of a join, on each side whose unmatched rows the join drops (both sides of
+ * inner and left-semi joins, the non-preserved side of outer joins):
+ *
+ *  1. **Global filter.** When the other side's key is an indexed column with a
+ *     global filter, and every file that side lists is the one the index
+ *     covers, keep only rows whose key may be in that filter: a Filter just
+ *     above this side, so below the exchange Spark adds for the join.
+ *  2. **File pruning.** When this side's key is an indexed column of a file
+ *     relation and the other side is a filtered scan, install a
+ *     `JoinPrunedFileIndex` that keeps only the files whose filters may hold
+ *     one of the other side's keys.
+ *
+ * Each is applied only where `JoinCostModel` finds that it pays, from the
+ * indexes' counts and Spark's size estimates; file pruning also only where the
+ * other side is a filtered scan (`BuildSide`), since its keys are read in a
+ * job of their own. Every decision is recorded for `hs.explain`
+ * (`JoinDecisions`). A plan without equi-joins, or a session without ACTIVE
+ * indexes, is left after one walk of the plan.
+ *
+ * Runs once, as a pre-CBO rule: after the operator optimizations have pushed
+ * filters down, before Spark's own runtime filters are injected.
+ */
+class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
+  import JoinFilterRule._
+
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    if (!FilePruningRule.isEnabled(session) || !HsbloomConf.JoinEnabled.get(session)) return plan
+    // A query without an equi-join, or a session without indexes, costs one walk of the plan.
+    if (!plan.exists { case j: Join => j.condition.isDefined; case _ => false }) return plan
+    if (IndexCatalog.activeIndexes(session).isEmpty) return plan
+    try plan.transformUp { case j: Join if j.condition.isDefined => rewrite(j) }
+    catch {
+      case NonFatal(e) =>
+        logWarning(s"hsbloom: join filter rule failed, plan left unchanged: $e")
+        plan
+    }
+  }
+
+  private def rewrite(j: Join): LogicalPlan = {
+    var left = j.left
+    var right = j.right
+    JoinKeys.equiKeys(j).foreach { k =>
+      val label = s"${j.joinType.sql} join on ${k.left.sql} ${if (k.nullSafe) "<=>" else "="} ${k.right.sql}"
+      if (dropsUnmatched(j.joinType, leftSide = true)) left = reduce(left, k.left, j.right, k.right, k.nullSafe, label)
+      if (dropsUnmatched(j.joinType, leftSide = false)) {
+        right = reduce(right, k.right, j.left, k.left, k.nullSafe, label)
+      }
+    }
+    if ((left eq j.left) && (right eq j.right)) j else j.copy(left = left, right = right)
+  }
+
+  /** `target` without rows (global filter) and files (pruning) that cannot meet `source` on `targetKey = sourceKey`. */
+  private def reduce(target: LogicalPlan, targetKey: Expression, source: LogicalPlan, sourceKey: Expression,
+      nullSafe: Boolean, label: String): LogicalPlan = {
+    val filtered = withGlobalFilter(target, targetKey, source, sourceKey, nullSafe, label).getOrElse(target)
+    withFilePruning(filtered, targetKey, source, sourceKey, nullSafe, label).getOrElse(filtered)
+  }
+
+  private def timeZone: String = session.sessionState.conf.sessionLocalTimeZone
+
+  /** False applies every feature wherever it is correct (for differential tests of the features themselves). */
+  private def costModelOn: Boolean = HsbloomConf.JoinCostModel.get(session)
+
+  private def withGlobalFilter(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
+      sourceKey: Expression, nullSafe: Boolean, label: String): Option[LogicalPlan] = {
+    val column = JoinKeys.columnOf(source, sourceKey).filterNot(c => FilePruningRule.isDelta(c.fs)).orNull
+    if (column == null) return None
+    val candidates = IndexCatalog.coveredColumns(session, column.fs, Seq(column.attribute)).flatMap { c =>
+      c.index.entry.columnSummaries.get(c.indexColumn).filter(_.globalFilterBytes > 0).map(c -> _)
+    }
+    val (c, summary) = candidates.headOption.getOrElse(return None)
+    def skip(reason: String): Option[LogicalPlan] = {
+      JoinDecisions.record(s"$label: global filter of ${c.index.entry.indexName}.${c.indexColumn} on " +
+        s"${targetKey.sql}: skipped: $reason")
+      None
+    }
+    val maxBytes = HsbloomConf.JoinGlobalFilterMaxBytes.get(session)
+    val threshold = session.sessionState.conf.autoBroadcastJoinThreshold
+    val modelled = costModelOn
+    if (modelled && !probablyShuffled(target, source)) {
+      return skip(s"a side is estimated within the broadcast threshold ($threshold bytes): " +
+        s"${target.stats.sizeInBytes} and ${source.stats.sizeInBytes} bytes")
+    }
+    if (modelled && sparkRuntimeFilterApplies(target, source)) return skip("Spark's own runtime Bloom filter applies on this side")
+    if (summary.globalFilterBytes > maxBytes) {
+      return skip(s"its ${summary.globalFilterBytes} bytes exceed ${HsbloomConf.JoinGlobalFilterMaxBytes.key} ($maxBytes)")
+    }
+    val probed = keyColumnStats(target, targetKey, throughJoins = true)
+    val decision = if (!modelled) JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false") else JoinCostModel.globalFilter(
+      summary.ndv, probed.map(_._1.ndv).filter(_ > 0), c.index.entry.fpp, summary.globalFilterBytes,
+      target.stats.sizeInBytes, probedThroughJoin = probed.exists(!_._2))
+    if (!decision.applies) return skip(decision.reason)
+    if (!everyFileIndexed(column.fs.location, c.index)) {
+      return skip("the indexed side lists files the index lacks (added or changed since the build), or lists " +
+        "again at execution")
+    }
+    for {
+      value <- JoinKeys.inColumnType(targetKey, column, timeZone)
+      filter = GlobalFilterContains(value, GlobalFilterRef(c.index.dataPaths, c.indexColumn, c.index.entry.indexName,
+        summary.globalFilterBytes), keepNulls = nullSafe && summary.numNulls != 0)
+      if !target.exists {
+        case Filter(cond, _) => cond.exists(e => e.isInstanceOf[GlobalFilterContains] && e.semanticEquals(filter))
+        case _ => false
+      }
+    } yield {
+      JoinDecisions.record(s"$label: global filter of ${c.index.entry.indexName}.${c.indexColumn} on " +
+        s"${targetKey.sql}: injected: ${decision.reason}")
+      Filter(filter, target)
+    }
+  }
+
+  /**
+   * The index statistics of `key` when it is an indexed column of `plan`'s
+   * file relation, and whether `plan` reads it through Projects and Filters
+   * only. With `throughJoins`, also a column read through joins, which hold at
+   * most the column's values (false: its counts are only upper bounds).
+   */
+  private def keyColumnStats(plan: LogicalPlan, key: Expression, throughJoins: Boolean)
+      : Option[(IndexLog.ColumnSummary, Boolean)] = {
+    val direct = JoinKeys.columnOf(plan, key)
+    def below(p: LogicalPlan, id: ExprId): LogicalPlan = p match {
+      case j: Join => Seq(j.left, j.right).find(_.outputSet.exists(_.exprId == id)).map(below(_, id)).getOrElse(j)
+      case Project(list, child) if list.exists { case a: AttributeReference => a.exprId == id; case _ => false } =>
+        below(child, id)
+      case Filter(_, child) => below(child, id)
+      case other => other
+    }
+    val column = direct.orElse(if (!throughJoins || key.references.size != 1) None
+      else JoinKeys.columnOf(below(plan, key.references.head.exprId), key))
+    column.filterNot(c => FilePruningRule.isDelta(c.fs)).flatMap { column =>
+      IndexCatalog.coveredColumns(session, column.fs, Seq(column.attribute)).iterator
+        .flatMap(c => c.index.entry.columnSummaries.get(c.indexColumn)).find(_.ndv >= 0)
+    }.map(_ -> direct.isDefined)
+  }
+
+  private def withFilePruning(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
+      sourceKey: Expression, nullSafe: Boolean, label: String): Option[LogicalPlan] = {
+    val column = JoinKeys.columnOf(target, targetKey).filterNot(c => FilePruningRule.isDelta(c.fs)).orNull
+    if (column == null) return None
+    val output = column.relation.output.collect { case a: AttributeReference => a }
+    val covered = IndexCatalog.coveredColumns(session, column.fs, output)
+    val probe = covered.find(_.attribute.exprId == column.attribute.exprId).getOrElse(return None)
+    def skip(reason: String): Option[LogicalPlan] = {
+      JoinDecisions.record(s"$label: file pruning of ${column.attribute.name} from the build side's keys: " +
+        s"skipped: $reason")
+      None
+    }
+    if (!source.deterministic) return skip("the build side is not deterministic")
+    val buildRelation = BuildSide.plainScan(source) match {
+      case Left(reason) => return skip(reason)
+      case Right(relation) => relation
+    }
+    val modelled = costModelOn
+    // A build side that filters no rows has all its key column's values: the index counts them.
+    val filtered = hasSelectiveFilter(source)
+    val buildDistinct =
+      if (filtered) None else keyColumnStats(source, sourceKey, throughJoins = false).map(_._1.ndv).filter(_ >= 0)
+    if (modelled && !filtered && buildDistinct.isEmpty && !small(source)) {
+      return skip("the build side filters no rows and is not small")
+    }
+    if (modelled && BuildSide.filtersByValues(target, column.attribute)) {
+      return skip(s"the query filters ${column.attribute.name} by values already (its own pruning applies)")
+    }
+    val summary = probe.index.entry.columnSummaries.get(probe.indexColumn)
+      .getOrElse(return skip("the probe column's index has no statistics"))
+    val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
+    val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys) else {
+      JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
+        probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
+        maxKeys, buildDistinct)
+    }
+    if (!decision.applies) return skip(decision.reason)
+    // The build keys become values of the probe column's own type (null where none is equal).
+    JoinKeys.inColumnType(sourceKey, column, timeZone).map { v =>
+      JoinDecisions.record(s"$label: file pruning of ${column.attribute.name} from the build side's keys: " +
+        s"installed: ${decision.reason}")
+      val keys = new JoinPrunedFileIndex.BuildKeys(column.attribute, Project(Seq(Alias(v, "hsbloom_key")()), source),
+        nullSafe, useful)
+      val location = JoinPrunedFileIndex.withJoin(session, column.fs.location, covered, keys)
+      if (location eq column.fs.location) target
+      else {
+        val relation = column.relation.copy(relation = column.fs.copy(location = location)(column.fs.sparkSession))
+        target.transformUp { case l: LogicalRelation if l eq column.relation => relation }
+      }
+    }
+  }
+
+  /** The probe side's files: from its listing when it holds one, else as the index counts them. */
+  private def fileCount(fs: HadoopFsRelation, index: IndexCatalog.ActiveIndex): Int =
+    JoinPrunedFileIndex.unwrap(fs.location) match {
+      case listing: PartitioningAwareFileIndex if isFixedListing(listing) => listing.allFiles().size
+      case _ => IndexCatalog.indexData(session, index).numFiles
+    }
+
+  /**
+   * Whether every file the relation lists is one the index covers (same path,
+   * size and modification time). A file added or changed since the build may
+   * hold keys the global filter lacks. Only fixed listings qualify (an
+   * `InMemoryFileIndex`, which lists once): a listing redone at execution
+   * could see files that were not checked here.
+   */
+  private def everyFileIndexed(location: FileIndex, index: IndexCatalog.ActiveIndex): Boolean = {
+    val listing = JoinPrunedFileIndex.unwrap(location)
+    if (!isFixedListing(listing)) return false
+    val data = IndexCatalog.indexData(session, index)
+    listing.asInstanceOf[PartitioningAwareFileIndex].allFiles().forall(f => data.lookup(f.getPath, f.getLen, f.getModificationTime).isDefined)
+  }
+
+  /** Like Spark's own runtime filter: only where neither side would be broadcast. */
+  private def probablyShuffled(target: LogicalPlan, source: LogicalPlan): Boolean = {
+    val threshold = session.sessionState.conf.autoBroadcastJoinThreshold
+    def broadcastable(p: LogicalPlan) = threshold >= 0 && p.stats.sizeInBytes <= threshold
+    !broadcastable(target) && !broadcastable(source)
+  }
+
+  /**
+   * Where Spark's own runtime Bloom filter will be injected on this side (its
+   * main conditions: enabled, a scan on this side of at least its application
+   * threshold, a filtered and small other side), it is built from the filtered
+   * other side, so it drops at least what the global filter drops: hsbloom
+   * leaves the rows to it rather than probing twice.
+   */
+  private def sparkRuntimeFilterApplies(target: LogicalPlan, source: LogicalPlan): Boolean = {
+    val conf = session.sessionState.conf
+    conf.runtimeFilterBloomFilterEnabled &&
+      target.collectLeaves().exists(l => l.isInstanceOf[LogicalRelation] &&
+        l.stats.sizeInBytes >= conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_APPLICATION_SIDE_SCAN_SIZE_THRESHOLD)) &&
+      hasSelectiveFilter(source) &&
+      source.stats.sizeInBytes <= conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD)
+  }
+
+  /** A build side that may well have few keys: within the broadcast threshold. */
+  private def small(source: LogicalPlan): Boolean =
+    source.stats.sizeInBytes <= math.max(session.sessionState.conf.autoBroadcastJoinThreshold, 0L)
+}
+
+object JoinFilterRule {
+  /** Join types whose result never needs a row of this side that has no match on the other. */
+  def dropsUnmatched(joinType: JoinType, leftSide: Boolean): Boolean = joinType match {
+    case Inner | LeftSemi => true
+    case LeftOuter => !leftSide
+    case RightOuter => leftSide
+    case _ => false
+  }
+
+  /**
+   * A Filter that drops rows for a reason of the query's own: not only the
+   * `IS NOT NULL` Spark infers for every join key, nor hsbloom's own join filters.
+   */
+  def hasSelectiveFilter(plan: LogicalPlan): Boolean = plan.exists {
+    case Filter(condition, _) => JoinKeys.conjuncts(condition).exists {
+      case IsNotNull(_) => false
+      case c => !c.exists(_.isInstanceOf[GlobalFilterContains])
+    }
+    case _ => false
+  }
+
+  def isFixedListing(listing: FileIndex): Boolean =
+    FileSources.isFixedListing(listing)
+}

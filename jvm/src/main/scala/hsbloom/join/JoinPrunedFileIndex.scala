@@ -1,0 +1,152 @@
+package hsbloom.join
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans.logical.{Limit, LogicalPlan}
+import org.apache.spark.sql.execution.SQLExecution
+import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.slf4j.LoggerFactory
+
+import hsbloom.catalog.IndexCatalog
+import hsbloom.pruning.{PrunedFileIndex, PruningFileIndex}
+
+/**
+ * Dynamic file pruning for the probe side of an equi-join: a relation's
+ * FileIndex that, when Spark lists its files, first reads the build side's
+ * keys (stopping once it has more than its `maxKeys`), and if there are at
+ * most that many, keeps only the files whose file-level filters may hold one of
+ * them, as if the scan had `key IN (build keys)` among its filters.
+ *
+ * The keys come from a small Spark job of their own, run when the probe side
+ * is listed, so the build side is computed twice: the rule installs this only
+ * where the cost model (`JoinCostModel.filePruning`) finds that cheap, on a
+ * build side that is a filtered scan (`BuildSide`), with `maxKeys` the most
+ * keys worth waiting for (per join). Any failure, too many keys, or hsbloom turned off
+ * keeps every file.
+ */
+final class JoinPrunedFileIndex(
+    @transient protected val session: SparkSession,
+    val delegate: FileIndex,
+    val columns: Seq[IndexCatalog.CoveredColumn],
+    val joins: Seq[JoinPrunedFileIndex.BuildKeys]) extends PruningFileIndex {
+  import JoinPrunedFileIndex._
+
+  override protected def pruneWithReport(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
+      : (Seq[PartitionDirectory], PrunedFileIndex.Report) = {
+    val (listed, report, _) = prune(partitionFilters, dataFilters)
+    (listed, report)
+  }
+
+  override def forOneScan(): JoinPrunedFileIndex = new JoinPrunedFileIndex(session, delegate, columns, joins)
+
+  /** Build-side keys, computed once per plan (the build side reads fixed file listings). */
+  @transient private lazy val keyFilters: Seq[(BuildKeys, Either[String, Expression])] = joins.map(j => j -> keysFilter(j))
+
+  /** The listing after pruning, what the file pruning did, and per join what its build side gave. */
+  def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
+      : (Seq[PartitionDirectory], PrunedFileIndex.Report, Seq[String]) = {
+    val pruning = new PrunedFileIndex(session, delegate, columns)
+    if (!enabled) {
+      val (listed, report) = pruning.prune(partitionFilters, dataFilters)
+      return (listed, report, Nil)
+    }
+    val filters = keyFilters
+    val notes = filters.map { case (j, f) =>
+      s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"${j.describeKeys} from the build side")
+    }
+    val (listed, report) = pruning.prune(partitionFilters, dataFilters ++ filters.flatMap(_._2.toOption))
+    notes.foreach(n => log.info(s"hsbloom: $n for ${rootPaths.mkString(", ")}"))
+    (listed, report, notes)
+  }
+
+  /**
+   * `column IN (build keys)` (`OR column IS NULL` for `<=>` with a null key),
+   * or why there is none. The keys are the first rows of the build side, at
+   * most `RowsPerKey` x (`j.maxKeys` + 1): Spark's limit reads the build side's
+   * partitions a few at a time and stops once it has that many, so a build
+   * side with too many keys costs a part of one read, not a whole one.
+   */
+  private def keysFilter(j: BuildKeys): Either[String, Expression] = {
+    try {
+      val started = System.nanoTime()
+      val cap = math.min(RowsPerKey.toLong * (j.maxKeys + 1), Int.MaxValue - 1L).toInt
+      val qe = session.sessionState.executePlan(Limit(Literal(cap), j.plan))
+      val rows = SQLExecution.withNewExecutionId(qe, Some("hsbloom: build-side keys for file pruning")) {
+        qe.executedPlan.executeCollect()
+      }
+      val ms = (System.nanoTime() - started) / 1e6
+      val dt = j.attribute.dataType
+      val values = rows.map(_.get(0, dt))
+      val nonNull = values.filter(_ != null).toSet
+      if (nonNull.size > j.maxKeys) {
+        return scala.util.Left(f"build side has more than ${j.maxKeys} keys ($ms%.0f ms); not pruned")
+      }
+      if (rows.length >= cap) {
+        return scala.util.Left(f"build side has over $cap rows ($ms%.0f ms); not pruned")
+      }
+      j.keyCount = Some(nonNull.size)
+      val in: Expression =
+        if (nonNull.isEmpty) EqualTo(j.attribute, Literal.create(null, dt)) // no key: nothing can join
+        else InSet(j.attribute, nonNull)
+      scala.util.Right(if (j.nullSafe && values.contains(null)) Or(in, IsNull(j.attribute)) else in)
+    } catch {
+      case NonFatal(e) =>
+        log.warn(s"hsbloom: build-side keys for pruning ${rootPaths.mkString(", ")} failed ($e); not pruned")
+        scala.util.Left(s"build-side keys failed: $e")
+    }
+  }
+
+  private def identity
+      : (FileIndex, Seq[(String, IndexCatalog.DataKey, String)], Seq[(String, LogicalPlan, Boolean)]) = (delegate,
+    columns.map(c => (c.attribute.name, c.index.dataKey, c.indexColumn)),
+    joins.map(j => (j.attribute.name, j.plan.canonicalized, j.nullSafe)))
+
+  override def equals(other: Any): Boolean = other match {
+    case p: JoinPrunedFileIndex => p.identity == identity
+    case _ => false
+  }
+  override def hashCode: Int = identity.hashCode
+  override def toString: String =
+    s"JoinPrunedFileIndex(${joins.map(j => s"${j.attribute.name} by build-side keys").mkString(", ")}; $delegate)"
+}
+
+object JoinPrunedFileIndex {
+  private val log = LoggerFactory.getLogger(classOf[JoinPrunedFileIndex])
+
+  /** Build-side rows read per key waited for (room for duplicate keys). */
+  val RowsPerKey = 4
+
+  /**
+   * One join's build side: `plan` has one column, the build key as a value of
+   * the probe column `attribute`'s type (null where no value of it is equal).
+   */
+  final class BuildKeys(val attribute: AttributeReference, val plan: LogicalPlan, val nullSafe: Boolean,
+      val maxKeys: Int) {
+    @volatile private[hsbloom] var keyCount: Option[Int] = None
+    def describeKeys: String = keyCount.map(n => s"$n distinct key(s)").getOrElse("keys")
+    def sameAs(o: BuildKeys): Boolean =
+      o.attribute.exprId == attribute.exprId && o.nullSafe == nullSafe && o.plan.canonicalized == plan.canonicalized
+  }
+
+  /**
+   * `location` with one more join's build keys: a JoinPrunedFileIndex (made
+   * from a plain location or from a PrunedFileIndex, whose columns it takes
+   * over), or `location` itself when it already has these keys.
+   */
+  def withJoin(session: SparkSession, location: FileIndex, covered: Seq[IndexCatalog.CoveredColumn],
+      keys: BuildKeys): FileIndex = location match {
+    case j: JoinPrunedFileIndex if j.joins.exists(_.sameAs(keys)) => j
+    case j: JoinPrunedFileIndex => new JoinPrunedFileIndex(session, j.delegate, j.columns, j.joins :+ keys)
+    case p: PrunedFileIndex => new JoinPrunedFileIndex(session, p.delegate, p.columns, Seq(keys))
+    case other => new JoinPrunedFileIndex(session, other, covered, Seq(keys))
+  }
+
+  /** The listing under hsbloom's wrappers. */
+  def unwrap(location: FileIndex): FileIndex = location match {
+    case j: JoinPrunedFileIndex => unwrap(j.delegate)
+    case p: PrunedFileIndex => unwrap(p.delegate)
+    case other => other
+  }
+}

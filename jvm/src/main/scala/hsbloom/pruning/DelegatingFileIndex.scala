@@ -1,0 +1,86 @@
+package hsbloom.pruning
+
+import java.util.concurrent.atomic.AtomicReference
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.apache.spark.sql.types.StructType
+
+/** A FileIndex that is another one with a different `listFiles`: hsbloom's wrappers. */
+trait DelegatingFileIndex extends FileIndex {
+  def delegate: FileIndex
+
+  override def rootPaths: Seq[Path] = delegate.rootPaths
+  override def inputFiles: Array[String] = delegate.inputFiles
+  override def refresh(): Unit = delegate.refresh()
+  override def sizeInBytes: Long = delegate.sizeInBytes
+  override def partitionSchema: StructType = delegate.partitionSchema
+  override def metadataOpsTimeNs: Option[Long] = delegate.metadataOpsTimeNs
+}
+
+/**
+ * A wrapper that prunes files when Spark lists them (`PrunedFileIndex`,
+ * `JoinPrunedFileIndex`). It remembers what its latest listing did, so the
+ * scan that listed can show it as SQL metrics (`PrunedFileSourceScanExec`),
+ * and a listing can be made ahead, when the plan is prepared (`prepare`).
+ */
+trait PruningFileIndex extends DelegatingFileIndex {
+  import PruningFileIndex._
+
+  @transient private lazy val latest = new AtomicReference[Option[Report]](None)
+  @transient private lazy val prepared = new AtomicReference[Option[Prepared]](None)
+
+  /** The files kept for these filters and what pruning did; keeps every file when hsbloom is off. */
+  protected def pruneWithReport(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
+      : (Seq[PartitionDirectory], Report)
+
+  /** The session whose settings turn pruning on and off (null where the plan was deserialized). */
+  protected def session: SparkSession
+
+  /** Whether hsbloom is on in this wrapper's session (checked again at each listing). */
+  protected final def enabled: Boolean = session == null || FilePruningRule.isEnabled(session)
+
+  /** What the latest listing (or `prepare`) of this instance did (None before the first). */
+  def lastReport: Option[Report] = latest.get()
+
+  /** An equal wrapper that has not listed yet, for one physical scan (`ScanMetricsRule`). */
+  def forOneScan(): PruningFileIndex
+
+  /**
+   * Lists now, for the listing the scan will ask for with these same filters:
+   * that one returns this result instead of pruning again (while hsbloom is
+   * on). Meant for a wrapper of one scan (`forOneScan`): Spark keeps a scan's
+   * listing for the scan's life, and this keeps it no longer than that.
+   */
+  def prepare(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Report = {
+    val (listed, report) = pruneWithReport(partitionFilters, dataFilters)
+    prepared.set(Some(Prepared(partitionFilters, dataFilters, listed, report)))
+    latest.set(Some(report))
+    report
+  }
+
+  final override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
+      : Seq[PartitionDirectory] = {
+    val (listed, report) = prepared.get() match {
+      case Some(p) if p.partitionFilters == partitionFilters && p.dataFilters == dataFilters && enabled =>
+        (p.listed, p.report)
+      case _ => pruneWithReport(partitionFilters, dataFilters)
+    }
+    latest.set(Some(report))
+    listed
+  }
+
+  override def refresh(): Unit = {
+    prepared.set(None)
+    super.refresh()
+  }
+}
+
+object PruningFileIndex {
+  type Report = PrunedFileIndex.Report
+
+  private final case class Prepared(partitionFilters: Seq[Expression], dataFilters: Seq[Expression],
+      listed: Seq[PartitionDirectory], report: Report)
+}

@@ -1,0 +1,69 @@
+package hsbloom.pruning
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.AttributeReference
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
+
+import hsbloom.catalog.IndexCatalog
+import hsbloom.shim.Delta
+
+/**
+ * File pruning for Delta tables, on the physical plan.
+ *
+ * Delta prepares its scans by recognizing its own file index classes: data
+ * skipping pins a snapshot (`PreparedDeltaFileIndex`) and the deletion-vector
+ * rewrite adds a row filter only for a `TahoeFileIndex`. So the logical rule
+ * (`FilePruningRule`) leaves Delta alone, and this rule runs on the physical
+ * plan just before it executes, when all of that is done: it wraps the scan's already prepared Delta index
+ * in a `PrunedFileIndex`. The wrapper keeps the listed files' own metadata,
+ * which is where Delta passes each file's deletion vector to the reader.
+ *
+ * A Delta index row describes every row stored in its file, deleted by a
+ * deletion vector or not (the build reads files whole, `BuildInput`). Delta
+ * never rewrites a data file in place, so at every table version that lists a
+ * file with the same path, size and modification time its live rows are a
+ * subset of what the filter holds: scans are pruned at any version, latest or
+ * time travel, and files the index does not hold are read (docs/refresh.md).
+ */
+class DeltaScanPruningRule(session: SparkSession) extends Rule[SparkPlan] with Logging {
+  override def apply(plan: SparkPlan): SparkPlan = {
+    if (!FilePruningRule.isEnabled(session)) return plan
+    try {
+      plan.transformUp {
+        case scan: FileSourceScanExec if DeltaScanPruningRule.isPinnedDeltaScan(scan) => prune(scan)
+      }
+    } catch {
+      case NonFatal(e) =>
+        logWarning(s"hsbloom: Delta file pruning failed, plan left unchanged: $e")
+        plan
+    }
+  }
+
+  private def prune(scan: FileSourceScanExec): SparkPlan = {
+    val fs = scan.relation
+    val output = scan.output.collect { case a: AttributeReference => a }
+    val covered = IndexCatalog.coveredColumns(session, fs, output)
+    if (covered.isEmpty) scan
+    else scan.copy(relation = fs.copy(location = new PrunedFileIndex(session, fs.location, covered))(fs.sparkSession))
+  }
+}
+
+object DeltaScanPruningRule {
+  /**
+   * Registered as the "pre columnar transitions" step, the hook Spark applies
+   * to every physical plan it is about to run, with and without adaptive
+   * execution (for each query stage there).
+   */
+  def asColumnarRule(session: SparkSession): ColumnarRule = new ColumnarRule {
+    private val rule = new DeltaScanPruningRule(session)
+    override def preColumnarTransitions: Rule[SparkPlan] = rule
+  }
+
+  def isPinnedDeltaScan(scan: FileSourceScanExec): Boolean =
+    Delta.isPinnedIndex(scan.relation.location) && Delta.isDelta(scan.relation)
+
+}

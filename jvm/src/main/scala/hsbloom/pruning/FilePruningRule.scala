@@ -1,0 +1,72 @@
+package hsbloom.pruning
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.AttributeSet
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+
+import hsbloom.catalog.IndexCatalog
+import hsbloom.shim.{Delta, FileRelation}
+import hsbloom.conf.HsbloomConf
+
+/**
+ * Gives a filtered file relation that an ACTIVE index covers a file listing
+ * that skips files whose Bloom filters rule out a match (`PrunedFileIndex`).
+ *
+ * Runs with the optimizer's operator rules (so several times per query): it
+ * only installs the wrapper, once, where a Filter above a relation (through
+ * Projects and Filters) references a covered column. Which files survive is
+ * decided when Spark lists the files, from the final data filters.
+ *
+ * Not touched: streaming relations, and Delta tables. Delta's scan planning
+ * (data skipping, deletion vectors) recognizes its own file index classes;
+ * behind a foreign FileIndex, deleted rows would come back. `DeltaScanPruningRule`
+ * prunes Delta scans on the physical plan instead (docs/pruning.md).
+ * Active only while `spark.hsbloom.enabled` is true; any failure here leaves
+ * the plan as it was.
+ */
+class FilePruningRule(session: SparkSession) extends Rule[LogicalPlan] {
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    if (!FilePruningRule.isEnabled(session)) return plan
+    try {
+      plan.transformDown {
+        case f @ Filter(condition, child) =>
+          val rewritten = withPrunedRelation(child, condition.references)
+          if (rewritten eq child) f else f.copy(child = rewritten)
+      }
+    } catch {
+      case NonFatal(e) =>
+        logWarning(s"hsbloom: file pruning rule failed, plan left unchanged: $e")
+        plan
+    }
+  }
+
+  /** `plan` with its relation wrapped, when the filter references a covered column; else `plan` itself. */
+  private def withPrunedRelation(plan: LogicalPlan, referenced: AttributeSet): LogicalPlan = plan match {
+    case p @ Project(_, child) =>
+      val c = withPrunedRelation(child, referenced)
+      if (c eq child) p else p.copy(child = c)
+    case f @ Filter(condition, child) =>
+      val c = withPrunedRelation(child, referenced ++ condition.references)
+      if (c eq child) f else f.copy(child = c)
+    case FileRelation(l, fs, output, false) if eligible(fs) =>
+      val covered = IndexCatalog.coveredColumns(session, fs, output)
+      val filtered = covered.exists(c => referenced.exists(r => r.semanticEquals(c.attribute) || r.name == c.attribute.name))
+      if (!filtered) l
+      else l.copy(relation = fs.copy(location = new PrunedFileIndex(session, fs.location, covered))(fs.sparkSession))
+    case other => other
+  }
+
+  private def eligible(fs: HadoopFsRelation): Boolean = !fs.location.isInstanceOf[PrunedFileIndex] &&
+    !FilePruningRule.isDelta(fs)
+}
+
+object FilePruningRule {
+  def isEnabled(session: SparkSession): Boolean = HsbloomConf.Enabled.get(session)
+
+  /** A Delta table: its file index or file format is Delta's. */
+  def isDelta(fs: HadoopFsRelation): Boolean = Delta.isDelta(fs)
+}

@@ -1,0 +1,176 @@
+package hsbloom.pruning
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.types._
+
+import hsbloom.index.IndexData
+import hsbloom.sbbf.ParquetHash
+
+/**
+ * What a file must hold for a filter to keep any of its rows, in terms the
+ * index can check: Bloom filter probes and null counts.
+ *
+ * A file may be skipped only when a row of it cannot make the whole filter
+ * TRUE. The translation walks the filter's AND/OR structure; a leaf it
+ * understands becomes a check, anything else (NOT, functions, comparisons
+ * other than equality, non-literal operands, casts that are not exact) becomes
+ * `MayMatch`, which keeps every file.
+ */
+object PredicateTranslation {
+
+  /** A condition on one file's index entries. */
+  sealed trait FilePredicate
+  /** Nothing known: the file may match. */
+  case object MayMatch extends FilePredicate
+  /** No row of any file can match (for example `int_col = 5000000000`). */
+  case object NoMatch extends FilePredicate
+  /** The file may match only if its filter for `column` may hold one of `hashes`. */
+  final case class Probe(column: String, hashes: Array[Long]) extends FilePredicate {
+    override def toString: String = s"Probe($column, ${hashes.length} hash(es))"
+  }
+  /** The file may match only if `column` has a null in it. */
+  final case class HasNulls(column: String) extends FilePredicate
+  final case class AllOf(children: Seq[FilePredicate]) extends FilePredicate
+  final case class AnyOf(children: Seq[FilePredicate]) extends FilePredicate
+
+  /**
+   * Translates the scan's data filters (a conjunction; attribute names are the
+   * relation's) for the indexed columns `columns` (name -> type).
+   */
+  def translate(filters: Seq[Expression], columns: Map[String, DataType]): FilePredicate =
+    and(filters.map(f => translate(f, columns)))
+
+  def translate(e: Expression, columns: Map[String, DataType]): FilePredicate = e match {
+    case And(l, r) => and(Seq(translate(l, columns), translate(r, columns)))
+    case Or(l, r) => or(Seq(translate(l, columns), translate(r, columns)))
+    case EqualTo(ColumnRef(c), Literal(v, _)) => equalTo(c, v, columns)
+    case EqualTo(Literal(v, _), ColumnRef(c)) => equalTo(c, v, columns)
+    case EqualNullSafe(ColumnRef(c), Literal(v, _)) => equalNullSafe(c, v, columns)
+    case EqualNullSafe(Literal(v, _), ColumnRef(c)) => equalNullSafe(c, v, columns)
+    case In(ColumnRef(c), list) if list.forall(_.isInstanceOf[Literal]) =>
+      oneOf(c, list.map(_.asInstanceOf[Literal].value), columns)
+    case InSet(ColumnRef(c), values) => oneOf(c, values.toSeq, columns)
+    case IsNull(ColumnRef(c)) => if (c.isIndexed(columns)) HasNulls(c.attribute.name) else MayMatch
+    case _ => MayMatch
+  }
+
+  /**
+   * A column as a comparison sees it: an attribute, possibly under casts that
+   * `ExactCast` can invert (so `cast(c) = x` can be answered about `c`).
+   */
+  final case class Column(attribute: AttributeReference, casts: List[Cast]) {
+    /** The type the comparison uses. */
+    def comparedType: DataType = casts.headOption.map(_.dataType).getOrElse(attribute.dataType)
+    def isIndexed(columns: Map[String, DataType]): Boolean =
+      columns.get(attribute.name).contains(attribute.dataType) && ParquetHash.isSupported(attribute.dataType)
+
+    /**
+     * The column values equal (as compared) to a non-null `value` of the compared
+     * type; None when unknown.
+     */
+    def valuesEqualTo(value: Any): Option[Seq[Any]] = casts.foldLeft(Option(Seq(value))) {
+      case (None, _) => None
+      case (Some(values), cast) =>
+        val inner = cast.child.dataType
+        val mapped = values.map(v => ExactCast.inverse(v, cast.dataType, inner, cast.timeZoneId))
+        if (mapped.exists(_.isEmpty)) None else Some(mapped.flatMap(_.get))
+    }
+  }
+
+  /** Matches an attribute under zero or more exact, one-to-one casts. */
+  object ColumnRef {
+    def unapply(e: Expression): Option[Column] = e match {
+      case a: AttributeReference => Some(Column(a, Nil))
+      case c @ Cast(child, to, _, _) if ExactCast.isInvertible(child.dataType, to) =>
+        unapply(child).map(col => col.copy(casts = c :: col.casts))
+      case _ => None
+    }
+  }
+
+  private def equalTo(c: Column, value: Any, columns: Map[String, DataType]): FilePredicate =
+    if (value == null) NoMatch // `c = NULL` is never TRUE
+    else oneOf(c, Seq(value), columns)
+
+  /** `c <=> NULL` holds for null rows; `c <=> v` for a non-null v is `c = v`. */
+  private def equalNullSafe(c: Column, value: Any, columns: Map[String, DataType]): FilePredicate =
+    if (value != null) oneOf(c, Seq(value), columns)
+    else if (c.isIndexed(columns)) HasNulls(c.attribute.name)
+    else MayMatch
+
+  /** `c` equal to one of `values` (literals of the compared type; nulls never match). */
+  private def oneOf(c: Column, values: Seq[Any], columns: Map[String, DataType]): FilePredicate = {
+    if (!c.isIndexed(columns)) return MayMatch
+    val columnValues = values.filter(_ != null).map(c.valuesEqualTo)
+    if (columnValues.exists(_.isEmpty)) return MayMatch
+    val hashes = columnValues.flatMap(_.get).map(v => hashesOf(v, c.attribute.dataType))
+    if (hashes.exists(_.isEmpty)) MayMatch
+    else if (hashes.isEmpty) NoMatch
+    else Probe(c.attribute.name, hashes.flatMap(_.get).distinct.toArray)
+  }
+
+  /**
+   * The hashes to probe for one column value: for a zero float/double both
+   * +0.0 and -0.0 (they compare equal but hash differently); None for NaN (it
+   * has many bit patterns and Spark treats NaN = NaN as true); decimals are
+   * brought to the column's scale exactly, or match nothing.
+   */
+  private def hashesOf(value: Any, dt: DataType): Option[Seq[Long]] = (value, dt) match {
+    case (f: Float, FloatType) =>
+      if (f.isNaN) None
+      else if (f == 0.0f) Some(Seq(ParquetHash.hashFloat(0.0f), ParquetHash.hashFloat(-0.0f)))
+      else Some(Seq(ParquetHash.hashFloat(f)))
+    case (d: Double, DoubleType) =>
+      if (d.isNaN) None
+      else if (d == 0.0) Some(Seq(ParquetHash.hashDouble(0.0), ParquetHash.hashDouble(-0.0)))
+      else Some(Seq(ParquetHash.hashDouble(d)))
+    case (d: Decimal, t: DecimalType) =>
+      val exact = d.clone()
+      if (exact.changePrecision(t.precision, t.scale) && exact.compare(d) == 0) {
+        Some(Seq(ParquetHash.hashDecimal(exact, t.precision)))
+      } else Some(Nil)
+    case _ =>
+      try Some(Seq(ParquetHash.hashValue(value, dt))) catch { case _: IllegalArgumentException => None }
+  }
+
+  private def and(children: Seq[FilePredicate]): FilePredicate =
+    combine(children, neutral = MayMatch, absorbing = NoMatch, { case AllOf(cs) => cs }, AllOf(_))
+
+  private def or(children: Seq[FilePredicate]): FilePredicate =
+    combine(children, neutral = NoMatch, absorbing = MayMatch, { case AnyOf(cs) => cs }, AnyOf(_))
+
+  /** Flattens nested nodes of the same kind, drops `neutral`, and collapses on `absorbing`. */
+  private def combine(children: Seq[FilePredicate], neutral: FilePredicate, absorbing: FilePredicate,
+      nested: PartialFunction[FilePredicate, Seq[FilePredicate]], node: Seq[FilePredicate] => FilePredicate)
+      : FilePredicate = {
+    val flat = children.flatMap(c => nested.applyOrElse(c, (p: FilePredicate) => Seq(p))).filter(_ != neutral)
+    if (flat.contains(absorbing)) absorbing
+    else flat match {
+      case Seq() => neutral
+      case Seq(one) => one
+      case many => node(many)
+    }
+  }
+
+  /** The columns a predicate checks. */
+  def columnsOf(p: FilePredicate): Set[String] = p match {
+    case Probe(c, _) => Set(c)
+    case HasNulls(c) => Set(c)
+    case AllOf(cs) => cs.flatMap(columnsOf).toSet
+    case AnyOf(cs) => cs.flatMap(columnsOf).toSet
+    case _ => Set.empty
+  }
+
+  /**
+   * Whether a file may match, given the index entries for its columns (from
+   * every index covering the column; each is a proof on its own, so a check
+   * fails when any entry says so; no entry means unknown, so it holds).
+   */
+  def mayMatch(p: FilePredicate, entries: String => Seq[IndexData.ColumnEntry]): Boolean = p match {
+    case MayMatch => true
+    case NoMatch => false
+    case Probe(c, hashes) => entries(c).forall(_.mightContainAny(hashes))
+    case HasNulls(c) => entries(c).forall(_.mayHoldNulls)
+    case AllOf(cs) => cs.forall(mayMatch(_, entries))
+    case AnyOf(cs) => cs.exists(mayMatch(_, entries))
+  }
+}

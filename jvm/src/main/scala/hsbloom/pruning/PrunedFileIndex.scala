@@ -1,0 +1,94 @@
+package hsbloom.pruning
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.slf4j.LoggerFactory
+
+import hsbloom.catalog.IndexCatalog
+
+/**
+ * A relation's FileIndex with hsbloom's file pruning on top: it lists files as
+ * the original index does (so partition pruning, and any skipping the original
+ * does, come first), then keeps only the files whose index entries say a row
+ * may match the scan's data filters.
+ *
+ * The filters are translated when Spark lists the files, from the data filters
+ * it passes in; so the rule that installs this wrapper stays cheap, and the
+ * translation sees the filters in their final, optimized form. Any failure
+ * (an index that cannot be read, an unexpected expression) keeps every file.
+ */
+final class PrunedFileIndex(
+    @transient protected val session: SparkSession,
+    val delegate: FileIndex,
+    val columns: Seq[IndexCatalog.CoveredColumn]) extends PruningFileIndex {
+  import PrunedFileIndex._
+
+  override protected def pruneWithReport(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
+      : (Seq[PartitionDirectory], Report) = prune(partitionFilters, dataFilters)
+
+  override def forOneScan(): PrunedFileIndex = new PrunedFileIndex(session, delegate, columns)
+
+  /** The listing after pruning, and what happened (for logs and `hs.explain`). */
+  def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): (Seq[PartitionDirectory], Report) = {
+    val listed = delegate.listFiles(partitionFilters, dataFilters)
+    val before = listed.map(_.files.size).sum
+    if (!enabled) return (listed, Report(before, before, Nil, "hsbloom disabled", None))
+    val started = System.nanoTime()
+    try {
+      val types = columns.map(c => c.attribute.name -> c.attribute.dataType).toMap
+      val predicate = PredicateTranslation.translate(dataFilters, types)
+      val used = PredicateTranslation.columnsOf(predicate)
+      val relevant = columns.filter(c => used.contains(c.attribute.name))
+      if (predicate == PredicateTranslation.MayMatch) {
+        return (listed, Report(before, before, Nil, predicate.toString, None))
+      }
+      val data = relevant.map(_.index).distinct.map(i => i -> IndexCatalog.indexData(session, i)).toMap
+      val kept = listed.map { dir =>
+        dir.copy(files = dir.files.filter { f =>
+          val entriesByIndex = data.map { case (i, d) => i -> d.lookup(f.getPath, f.getLen, f.getModificationTime) }
+          PredicateTranslation.mayMatch(predicate, column =>
+            relevant.filter(_.attribute.name == column).flatMap { c =>
+              entriesByIndex(c.index).flatMap(_.columns.get(c.indexColumn))
+            })
+        })
+      }.filter(_.files.nonEmpty)
+      val after = kept.map(_.files.size).sum
+      val report = Report(before, after, data.keys.map(_.entry.describe).toSeq.sorted, predicate.toString,
+        Some((System.nanoTime() - started) / 1000000.0))
+      log.info(s"hsbloom: ${report.describe} for ${rootPaths.mkString(", ")}")
+      (kept, report)
+    } catch {
+      case NonFatal(e) =>
+        log.warn(s"hsbloom: not pruning files of ${rootPaths.mkString(", ")}: $e")
+        (listed, Report(before, before, Nil, s"failed: $e", None))
+    }
+  }
+
+  /** What pruning depends on, without expression ids: two scans of one table compare equal (exchange reuse). */
+  private def identity: (FileIndex, Seq[(String, String, IndexCatalog.DataKey, String)]) = (delegate,
+    columns.map(c => (c.attribute.name, c.attribute.dataType.simpleString, c.index.dataKey, c.indexColumn)))
+
+  override def equals(other: Any): Boolean = other match {
+    case p: PrunedFileIndex => p.identity == identity
+    case _ => false
+  }
+  override def hashCode: Int = identity.hashCode
+  override def toString: String =
+    s"PrunedFileIndex(${columns.map(c => s"${c.attribute.name} by ${c.index.entry.indexName}").mkString(", ")}; $delegate)"
+}
+
+object PrunedFileIndex {
+  private val log = LoggerFactory.getLogger(classOf[PrunedFileIndex])
+
+  /** What one listing did: files before and after pruning, the index versions used, the checks made. */
+  final case class Report(filesBefore: Int, filesAfter: Int, indexes: Seq[String], predicate: String,
+      millis: Option[Double]) {
+    def filesPruned: Int = filesBefore - filesAfter
+    def describe: String =
+      s"index ${if (indexes.isEmpty) "(none)" else indexes.mkString(", ")}: $filesBefore files -> $filesAfter " +
+        s"(checks: $predicate${millis.map(m => f", $m%.1f ms").getOrElse("")})"
+  }
+}

@@ -1,0 +1,54 @@
+package hsbloom.shim
+
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.execution.datasources.{FileFormat, FileIndex, HadoopFsRelation}
+import org.apache.spark.sql.types.StructType
+
+/**
+ * Delta's classes as hsbloom recognizes them. The jar is compiled without
+ * Delta (an optional dependency), so they are matched by class name and read
+ * by reflection, here only. The methods read are those of delta-spark 3.x and
+ * 4.x; a failure surfaces as the exception of the reflective call, which the
+ * caller turns into an error naming the unsupported delta-spark version.
+ */
+object Delta {
+  private val Package = "org.apache.spark.sql.delta."
+
+  /** Delta's file indexes that read one pinned snapshot. */
+  private val PinnedIndexes = Set(
+    "org.apache.spark.sql.delta.stats.PreparedDeltaFileIndex",
+    "org.apache.spark.sql.delta.files.TahoeLogFileIndex")
+
+  /** Whether `obj` is an instance of one of Delta's classes. */
+  def isDeltaClass(obj: AnyRef): Boolean = obj.getClass.getName.startsWith(Package)
+
+  /** A Delta table: its file index or file format is Delta's. */
+  def isDelta(fs: HadoopFsRelation): Boolean = isDeltaClass(fs.location) || isDeltaClass(fs.fileFormat)
+
+  /** Whether `index` is one of Delta's file indexes that read one pinned snapshot. */
+  def isPinnedIndex(index: FileIndex): Boolean = PinnedIndexes.contains(index.getClass.getName)
+
+  /** Whether `index` is `TahoeLogFileIndex`, the index of a table read at its latest or a time-travel version. */
+  def isLogFileIndex(index: FileIndex): Boolean = index.getClass.getName.endsWith(".TahoeLogFileIndex")
+
+  /**
+   * Of a `TahoeLogFileIndex`: the snapshot version the scan reads (`version()`,
+   * from `SnapshotDescriptor`), the table's root (`path()`) and its catalog
+   * table (`catalogTableOpt()`). Throws when this Delta lacks them.
+   */
+  def logFileIndexSnapshot(index: FileIndex): (Long, String, Option[CatalogTable]) = {
+    val version = index.getClass.getMethod("version").invoke(index).asInstanceOf[Long]
+    val path = index.getClass.getMethod("path").invoke(index).toString
+    val table = index.getClass.getMethod("catalogTableOpt").invoke(index).asInstanceOf[Option[CatalogTable]]
+    (version, path, table)
+  }
+
+  /**
+   * Of `DeltaParquetFileFormat`: the column mapping mode (`columnMappingMode()`)
+   * and the schema whose field metadata holds each column's physical name and id
+   * (`referenceSchema()`). Throws when this Delta lacks them.
+   */
+  def columnMapping(format: FileFormat): (String, StructType) =
+    (format.getClass.getMethod("columnMappingMode").invoke(format).toString,
+      format.getClass.getMethod("referenceSchema").invoke(format).asInstanceOf[StructType])
+}

@@ -1,0 +1,33 @@
+package hsbloom
+
+/**
+ * The one place that touches Spark-private or version-specific API, Delta's
+ * classes (by name or by reflection: the jar is compiled without Delta) and
+ * JDK internals. A Spark or Delta upgrade that breaks hsbloom should break
+ * here, and only here; the rest of the jar uses this small API:
+ *
+ *  - `ClassicDataset`: the Dataset class Python's DataFrames are on the JVM
+ *    (Spark 4's `org.apache.spark.sql.classic`), for methods Python calls.
+ *  - `FileRelation`: the extractor of a logical scan of files (`LogicalRelation`
+ *    over a `HadoopFsRelation`; its field list changes between Spark versions),
+ *    and `FileSources`: a relation's format name and whether a listing is
+ *    Spark's fixed in-memory one.
+ *  - `Delta`: Delta's file indexes and formats recognized by class name, and
+ *    what hsbloom reads from them by reflection (snapshot version, table path,
+ *    column mapping).
+ *  - `PrunedFileSourceScanExec`: the subclass of Spark's physical file scan
+ *    that adds hsbloom's metrics (it repeats the scan's constructor), and
+ *    `ColumnarScan`: the file scan under whole-stage codegen and the
+ *    columnar-to-row step.
+ *  - `CurrentInputFile`: the file block a scan task reads, from Spark's
+ *    package-private holder. Its file is in this folder, but it is declared in
+ *    the package `org.apache.spark.hsbloom`, because Scala grants
+ *    `private[spark]` access only inside `org.apache.spark`.
+ *  - `JarObjectInput`: Java deserialization that resolves classes with the
+ *    jar's class loader.
+ *  - `Py4jSocket`: reflection into the JDK's `Thread` to reach py4j's socket.
+ */
+package object shim {
+  /** The JVM class of a Python DataFrame's `_jdf` in Spark 4 (`org.apache.spark.sql.classic.Dataset`). */
+  type ClassicDataset[T] = org.apache.spark.sql.classic.Dataset[T]
+}
