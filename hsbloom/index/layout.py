@@ -20,11 +20,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from hsbloom import settings
+from hsbloom import jar, settings
 from hsbloom.config import validate_index_name
 
 SYSTEM_PATH_CONF = settings.SYSTEM_PATH
-DEFAULT_SYSTEM_DIR = "_hsbloom"
+# The names below are the jar's (hsbloom.index.Layout, which queries read with); Python writes the log and the
+# directories with them, and tests/test_layout.py checks that both sides spell them alike.
 LOG_DIR = "_hsbloom_log"
 VERSION_PREFIX = "v__="
 FILES_TABLE = "files"
@@ -38,12 +39,9 @@ DATA_LAYOUT = 3
 
 
 def system_path(spark: Any) -> str:
-    """The directory holding all indexes of this session (not qualified)."""
-    configured = spark.conf.get(SYSTEM_PATH_CONF, None)
-    if configured:
-        return configured.rstrip("/") or "/"
-    warehouse = spark.conf.get("spark.sql.warehouse.dir")
-    return f"{warehouse.rstrip('/')}/{DEFAULT_SYSTEM_DIR}"
+    """The directory holding all indexes of this session (not qualified): the jar's `Layout.systemPath`, so the
+    default and its normalization are defined once, where queries resolve it too."""
+    return str(jar.jar_class(spark, "layout").systemPath(jar.java_session(spark)))
 
 
 @dataclass(frozen=True)
