@@ -5,9 +5,9 @@
     <system path>/<index name>/v__=<N>/global/                         global filters
     <system path>/<index name>/v__=<N>/blocks/                         the file filters, block-major
 
-The system path is `spark.hsbloom.system.path`, by default `_hsbloom` under
-`spark.sql.warehouse.dir`: the leading underscore makes Spark's file listing
-skip it, so it can never be mistaken for a table's data. Every build writes a
+The system path is resolved by the jar (`Layout.systemPath`: the setting, else a
+directory under the warehouse; docs/configuration.md), whose leading underscore
+makes Spark's file listing skip it, so it can never be mistaken for a table's data. Every build writes a
 new version directory `v__=N`, so the partial data of a crashed build is never
 read or reused; an index version may read several of them (`LogEntry.parts`,
 after incremental refreshes: docs/refresh.md); vacuum removes the directories
