@@ -7,7 +7,8 @@ import org.apache.spark.sql.SparkSession
 /**
  * One `spark.hsbloom.*` setting: its key, type, default and a one-line doc.
  * A value that is unset or blank reads as the default. `defaultText` is the
- * default as docs/configuration.md shows it.
+ * default as docs/configuration.md shows it (the value itself, except where
+ * the default is computed, as the system path's).
  */
 final case class Setting[T](key: String, default: T, defaultText: String, valueType: String, doc: String)(
     parse: String => T) {
@@ -30,8 +31,8 @@ final case class Setting[T](key: String, default: T, defaultText: String, valueT
 object HsbloomConf {
   private val MiB = 1024L * 1024
 
-  private def long(key: String, default: Long, defaultText: String, doc: String): Setting[Long] =
-    Setting(key, default, defaultText, "long", doc)(_.toLong)
+  private def long(key: String, default: Long, doc: String): Setting[Long] =
+    Setting(key, default, default.toString, "long", doc)(_.toLong)
   private def int(key: String, default: Int, doc: String): Setting[Int] =
     Setting(key, default, default.toString, "int", doc)(_.toInt)
   private def boolean(key: String, default: Boolean, doc: String): Setting[Boolean] =
@@ -45,15 +46,15 @@ object HsbloomConf {
     "<spark.sql.warehouse.dir>/_hsbloom", "path",
     "The directory that holds every index of the session (its log and data).")(Some(_))
 
-  val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L, "10000",
+  val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L,
     "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again; changes made " +
       "by another process are seen within it.")
 
-  val CacheMaxBytes: Setting[Long] = long("spark.hsbloom.cache.maxBytes", 256 * MiB, "268435456",
+  val CacheMaxBytes: Setting[Long] = long("spark.hsbloom.cache.maxBytes", 256 * MiB,
     "Driver memory for the file-level tables of loaded index versions (without their filters), least " +
       "recently used first out.")
 
-  val CacheBlockBytes: Setting[Long] = long("spark.hsbloom.cache.blockBytes", 64 * MiB, "67108864",
+  val CacheBlockBytes: Setting[Long] = long("spark.hsbloom.cache.blockBytes", 64 * MiB,
     "Driver memory, per loaded index version, for the file filters that probes have read.")
 
   val JoinEnabled: Setting[Boolean] = boolean("spark.hsbloom.join.enabled", default = true,
@@ -65,12 +66,12 @@ object HsbloomConf {
       "wherever they are correct (for tests).")
 
   val JoinGlobalFilterMaxBytes: Setting[Long] = long("spark.hsbloom.join.globalFilter.maxBytes", 64 * MiB,
-    "67108864", "The largest global filter a join loads onto the executors; a larger one is not used.")
+    "The largest global filter a join loads onto the executors; a larger one is not used.")
 
   val JoinPruningMaxBuildKeys: Setting[Int] = int("spark.hsbloom.join.pruning.maxBuildKeys", 5000,
     "The most distinct build-side keys a join collects to prune the probe side's files with.")
 
-  val JoinCacheMaxBytes: Setting[Long] = long("spark.hsbloom.join.cache.maxBytes", 1024 * MiB, "1073741824",
+  val JoinCacheMaxBytes: Setting[Long] = long("spark.hsbloom.join.cache.maxBytes", 1024 * MiB,
     "Executor memory for the global filters joins have loaded, least recently used first out.")
 
   /** Every setting, in the order docs/configuration.md lists them. */
