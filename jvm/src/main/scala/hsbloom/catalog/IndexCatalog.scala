@@ -154,7 +154,7 @@ object IndexCatalog {
     lazy val options = normalizedOptions(spark, relation.options)
     val resolver = spark.sessionState.conf.resolver
     indexes.filter { i =>
-      i.entry.format == format && i.entry.rootPaths.map(FileKey.listed).toSet == roots
+      i.entry.format == format && i.entry.rootKeys == roots
     }.map { i =>
       val indexOptions = normalizedOptions(spark, i.entry.options)
       val whyNot = if (indexOptions != options) {

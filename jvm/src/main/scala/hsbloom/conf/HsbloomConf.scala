@@ -15,7 +15,15 @@ final case class Setting[T](key: String, default: T, defaultText: String, valueT
   /** The value from a lookup of keys (a session's or a SparkConf's settings). */
   def from(lookup: String => Option[String]): T =
     lookup(key).map(_.trim).filter(_.nonEmpty).map(parse).getOrElse(default)
-  def get(session: SparkSession): T = from(session.conf.getOption)
+  /**
+   * The session's value. Read through `contains` first: Spark answers a
+   * lookup of an unset key by building an exception, and the rules read
+   * their settings many times per query.
+   */
+  def get(session: SparkSession): T = {
+    val conf = session.sessionState.conf
+    from(k => if (conf.contains(k)) Option(conf.getConfString(k, null)) else None)
+  }
   def get(conf: SparkConf): T = from(conf.getOption)
 }
 

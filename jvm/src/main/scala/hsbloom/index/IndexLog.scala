@@ -7,8 +7,9 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.google.common.cache.{Cache, CacheBuilder}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 
 import hsbloom.catalog.ReadFacts
 
@@ -43,6 +44,8 @@ object IndexLog {
       dataParts: Seq[Long] = Nil,
       droppedFileIds: Set[Long] = Set.empty,
       readFacts: Option[ReadFacts.Facts] = None) {
+    /** The root paths as `FileKey`s, to match a relation's roots (computed once; entries are cached). */
+    lazy val rootKeys: Set[String] = rootPaths.map(FileKey.listed).toSet
     def describe: String = {
       val parts = if (dataParts.size > 1) s" in ${dataParts.size} parts" else ""
       s"$indexName (log entry $id${dataVersion.map(v => s", data version $v$parts").getOrElse("")})"
@@ -66,23 +69,40 @@ object IndexLog {
   def latestStable(indexPath: Path, conf: Configuration): Option[Entry] = {
     val logPath = new Path(indexPath, Layout.LogDir)
     val fs = logPath.getFileSystem(conf)
-    val ids = try {
-      fs.listStatus(logPath).toSeq.filter(_.isFile).map(_.getPath.getName)
-        .filter(n => n.endsWith(".json") && !n.startsWith(".") && n.dropRight(5).forall(_.isDigit) && n.length > 5)
-        .map(_.dropRight(5).toLong).sorted(Ordering[Long].reverse)
+    val entries = try {
+      fs.listStatus(logPath).toSeq.filter(_.isFile).map(s => s -> s.getPath.getName)
+        .filter { case (_, n) => n.endsWith(".json") && !n.startsWith(".") && n.dropRight(5).forall(_.isDigit) && n.length > 5 }
+        .sortBy { case (_, n) => -n.dropRight(5).toLong }.map(_._1)
     } catch { case _: FileNotFoundException => Nil }
     var result: Option[Entry] = None
     var position = 0
-    val it = ids.iterator
+    val it = entries.iterator
     while (result.isEmpty && it.hasNext) {
-      val id = it.next()
-      val parsed = try Some(read(new Path(logPath, s"%0${Layout.LogEntryDigits}d.json".format(id)), conf, indexPath.getName)) catch {
+      val status = it.next()
+      val parsed = try Some(readCached(status, conf, indexPath.getName)) catch {
         case NonFatal(e) if position == 0 => None // the newest entry may still be being written
       }
       parsed.foreach { entry => if (Layout.StableStates.contains(entry.state)) result = Some(entry) }
       position += 1
     }
     result
+  }
+
+  /**
+   * Entries parsed before, by file, size and modification time: an entry is
+   * written once, so query planning, which looks at the log of every index
+   * each refresh interval, parses each entry once, not once a look.
+   */
+  private val parsed: Cache[(String, Long, Long, String), Entry] =
+    CacheBuilder.newBuilder().maximumSize(4096).build[(String, Long, Long, String), Entry]()
+
+  private def readCached(status: FileStatus, conf: Configuration, indexName: String): Entry = {
+    val key = (status.getPath.toString, status.getLen, status.getModificationTime, indexName)
+    Option(parsed.getIfPresent(key)).getOrElse {
+      val entry = read(status.getPath, conf, indexName)
+      parsed.put(key, entry)
+      entry
+    }
   }
 
   def read(path: Path, conf: Configuration, indexName: String): Entry = {

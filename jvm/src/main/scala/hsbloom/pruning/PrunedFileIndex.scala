@@ -45,18 +45,24 @@ final class PrunedFileIndex(
       if (predicate == PredicateTranslation.MayMatch) {
         return (listed, Report(before, before, Nil, predicate.toString, None))
       }
-      val data = relevant.map(_.index).distinct.map(i => i -> IndexCatalog.indexData(session, i)).toMap
+      // Per index version its loaded data, and per predicate column where its entries are: resolved once,
+      // so the loop over (possibly 100,000s of) listed files does one path lookup per index and no hashing
+      // of index entries.
+      val versions = relevant.map(_.index).distinct
+      val data = versions.map(i => IndexCatalog.indexData(session, i)).toArray
+      val sources: Map[String, Seq[(Int, String)]] = relevant.groupBy(_.attribute.name).map { case (name, cs) =>
+        name -> cs.map(c => (versions.indexOf(c.index), c.indexColumn))
+      }
       val kept = listed.map { dir =>
         dir.copy(files = dir.files.filter { f =>
-          val entriesByIndex = data.map { case (i, d) => i -> d.lookup(f.getPath, f.getLen, f.getModificationTime) }
-          PredicateTranslation.mayMatch(predicate, column =>
-            relevant.filter(_.attribute.name == column).flatMap { c =>
-              entriesByIndex(c.index).flatMap(_.columns.get(c.indexColumn))
-            })
+          val rows = data.map(_.lookup(f.getPath, f.getLen, f.getModificationTime))
+          PredicateTranslation.mayMatch(predicate, column => sources.getOrElse(column, Nil).flatMap {
+            case (k, indexColumn) => rows(k).flatMap(_.columns.get(indexColumn))
+          })
         })
       }.filter(_.files.nonEmpty)
       val after = kept.map(_.files.size).sum
-      val report = Report(before, after, data.keys.map(_.entry.describe).toSeq.sorted, predicate.toString,
+      val report = Report(before, after, versions.map(_.entry.describe).sorted, predicate.toString,
         Some((System.nanoTime() - started) / 1000000.0))
       log.info(s"hsbloom: ${report.describe} for ${rootPaths.mkString(", ")}")
       (kept, report)
