@@ -15,6 +15,8 @@ from typing import Any, Sequence
 from hsbloom.errors import InvalidConfigError
 
 MAX_NAME_LENGTH = 128
+# "file": one filter per source file and column; "row_group": also one per row group of a Parquet file (zones).
+GRANULARITIES = ("file", "row_group")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
@@ -28,6 +30,9 @@ class BFIndexConfig:
       file's filter from that file's own data.
     - fpp: target false-positive probability, strictly between 0 and 1.
     - global_filter: also build one filter per column over all files (for joins).
+    - granularity: "file" (one filter per file and column) or "row_group" (also one per row group of each
+      Parquet file, a zone, so a lookup reads only the row groups that may hold its values; Parquet and Delta
+      sources only: docs/indexes.md).
     """
 
     index_name: str
@@ -35,6 +40,7 @@ class BFIndexConfig:
     expected_num_items: int | None = None
     fpp: float = 0.01
     global_filter: bool = True
+    granularity: str = "file"
 
     def __post_init__(self) -> None:
         validate_index_name(self.index_name)
@@ -43,17 +49,28 @@ class BFIndexConfig:
         object.__setattr__(self, "fpp", _validated_fpp(self.fpp))
         if not isinstance(self.global_filter, bool):
             raise InvalidConfigError(f"global_filter must be True or False, got {self.global_filter!r}")
+        if self.granularity not in GRANULARITIES:
+            raise InvalidConfigError(
+                f"granularity must be one of {', '.join(repr(g) for g in GRANULARITIES)}, got {self.granularity!r}"
+            )
+
+    @property
+    def zones(self) -> bool:
+        """Whether the index keeps a filter per row group too (granularity "row_group")."""
+        return self.granularity == "row_group"
 
     def to_dict(self) -> dict[str, Any]:
         """The config as JSON-able data, as the operation log stores it."""
         data = asdict(self)
         data["indexed_columns"] = list(self.indexed_columns)
+        if self.granularity == "file":
+            del data["granularity"]  # the default is left out, so an hsbloom before zones still reads the entry
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "BFIndexConfig":
         """The config from `to_dict` output, validated again (the log is data, not trusted code)."""
-        known = {"index_name", "indexed_columns", "expected_num_items", "fpp", "global_filter"}
+        known = {"index_name", "indexed_columns", "expected_num_items", "fpp", "global_filter", "granularity"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise InvalidConfigError(f"unknown index config fields {unknown}; written by a newer hsbloom?")

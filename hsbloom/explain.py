@@ -51,3 +51,17 @@ def file_counts(df: Any) -> tuple[int, int | None, int | None]:
 
     return (int(explain.filesRead(plan)), optional(explain.filesBeforePruning(plan)),
             optional(explain.filesPruned(plan)))
+
+
+def row_group_counts(df: Any) -> tuple[int | None, int | None]:
+    """Run `df`; from its scans' SQL metrics: (row groups before hsbloom pruning, row groups pruned by hsbloom),
+    over the files an index with zones kept (docs/design/zones.md); None when no scan pruned a row group."""
+    fresh = df.select("*")
+    fresh.collect()
+    explain = jar.jar_class(df.sparkSession, "pruning_explain")
+    plan = jar.java_dataframe(fresh).queryExecution().executedPlan()
+
+    def optional(value: Any) -> int | None:
+        return None if value.isEmpty() else int(value.get())
+
+    return optional(explain.rowGroupsBeforePruning(plan)), optional(explain.rowGroupsPruned(plan))

@@ -25,6 +25,8 @@ def test_round_trips_through_its_dict_form():
         "global_filter": False,
     }
     assert BFIndexConfig.from_dict(data) == config
+    zoned = BFIndexConfig("z", ("x",), granularity="row_group")
+    assert zoned.to_dict()["granularity"] == "row_group" and BFIndexConfig.from_dict(zoned.to_dict()) == zoned
 
 
 def test_from_dict_validates_and_refuses_unknown_fields():

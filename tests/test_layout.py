@@ -19,6 +19,7 @@ def test_python_spells_every_layout_and_log_name_as_the_jar_does(spark):
     assert layout.VERSION_PREFIX == names["version_prefix"]
     assert layout.FILES_TABLE == names["files_table"]
     assert layout.GLOBAL_TABLE == names["global_table"]
+    assert layout.ZONES_TABLE == names["zones_table"]
     assert layout.DATA_LAYOUT == names["data_layout"]
     assert log.LOG_FORMAT_VERSION == names["log_format_version"]
     assert len(log.OperationLog(spark, "file:/nowhere/_hsbloom_log").entry_path(0).rsplit("/", 1)[1]) == (

@@ -4,6 +4,7 @@
     <system path>/<index name>/v__=<N>/files/                          file-level index table
     <system path>/<index name>/v__=<N>/global/                         global filters
     <system path>/<index name>/v__=<N>/blocks/                         the file filters, block-major
+    <system path>/<index name>/v__=<N>/zones/                          row-group filters (granularity "row_group")
 
 The system path is resolved by the jar (`Layout.systemPath`: the setting, else a
 directory under the warehouse; docs/configuration.md), whose leading underscore
@@ -30,6 +31,7 @@ LOG_DIR = "_hsbloom_log"
 VERSION_PREFIX = "v__="
 FILES_TABLE = "files"
 GLOBAL_TABLE = "global"
+ZONES_TABLE = "zones"  # optional: only indexes with granularity "row_group" write it (docs/design/zones.md)
 _VERSION_DIR = re.compile(r"v__=(\d+)")
 # How a data directory is stored, recorded in log entries as `data_layout` (absent: written before it was
 # recorded). 2: file tables with the block-addressable side files (`blocks/`) planning reads; 3: the same with

@@ -39,6 +39,7 @@ def build_index_data(
     max_buffered_hashes: int | None = None,
     global_filter_blocks: dict[str, int] | None = None,
     global_held_hashes: int | None = None,
+    granularity: str = "file",
 ) -> dict[str, Any]:
     """Build and write `<data_path>/files` and (with `global_filter`) `<data_path>/global`.
 
@@ -51,7 +52,8 @@ def build_index_data(
     filter size (32-byte blocks) so a refresh can OR it with the previous
     version's filter. `global_held_hashes` (a tuning knob, tests use it) caps
     the hashes a global-filter task holds before its filter's size is known;
-    past it the task builds at the largest size and folds down. Returns the summary: number of files and rows, index bytes, and per
+    past it the task builds at the largest size and folds down. `granularity` "row_group" also writes
+    `<data_path>/zones`, a filter per row group and column (docs/design/zones.md). Returns the summary: number of files and rows, index bytes, and per
     column rows, nulls, distinct estimate and filter bytes.
     """
     request = {
@@ -62,6 +64,7 @@ def build_index_data(
         "global_filter": global_filter,
         "data_path": data_path,
         "description": description,
+        "granularity": granularity,
     }
     if max_buffered_hashes is not None:
         request["max_buffered_hashes"] = max_buffered_hashes

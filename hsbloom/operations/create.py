@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from hsbloom.config import BFIndexConfig
-from hsbloom.errors import IndexExistsError
+from hsbloom.errors import IndexExistsError, InvalidConfigError
 from hsbloom.index.layout import DATA_LAYOUT
 from hsbloom.index.log import LogEntry, State
 from hsbloom.index.sources import resolve_source
@@ -23,6 +23,10 @@ from hsbloom.operations.protocol import (
 )
 
 
+# Formats whose files are Parquet, so a zone (a row group) exists.
+ZONE_FORMATS = ("parquet", "delta")
+
+
 def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
     """Build the index `config` describes over the files `df` scans; returns its ACTIVE entry."""
     if not isinstance(config, BFIndexConfig):
@@ -32,6 +36,11 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
     with job_group(spark, job_group_id("create", ctx.name), listing, cancel_on_failure=False):
         source, columns = resolve_source(spark, df, config.indexed_columns)  # Delta runs jobs to list
     config = replace(config, indexed_columns=columns)
+    if config.zones and source.format not in ZONE_FORMATS:
+        raise InvalidConfigError(
+            f"granularity='row_group' needs a Parquet or Delta source (zones are the row groups of Parquet files); "
+            f"this source is {source.format}: use granularity='file'"
+        )
     check_apart_from_source(ctx.layout.system_path, source.root_paths, ctx.fs.qualify)
     check_writable(spark, ctx.layout.system_path)
     base = latest_settled(ctx)
@@ -72,7 +81,7 @@ def run_whole_build(op: Operation, begin: LogEntry, df: Any, outcome: str) -> Lo
     def work() -> LogEntry:
         summary = build.build_index_data(
             op.ctx.spark, df, source.files, list(config.indexed_columns), config.expected_num_items, config.fpp,
-            config.global_filter, begin.data_path, description,
+            config.global_filter, begin.data_path, description, granularity=config.granularity,
         )
         return op.ends(begin, State.ACTIVE, summary=summary)
 

@@ -132,7 +132,7 @@ def _build_appended(
         blocks = json.loads(jar.jar_class(ctx.spark, "index_refresh").globalFilterBlocks(json.dumps(sizes)))
     built = build.build_index_data(
         ctx.spark, df, appended, list(config.indexed_columns), config.expected_num_items, config.fpp,
-        config.global_filter, data_path, description, global_filter_blocks=blocks,
+        config.global_filter, data_path, description, global_filter_blocks=blocks, granularity=config.granularity,
     )
     for column in config.indexed_columns if config.global_filter else ():
         want = base.summary["columns"][column]["global_filter_bytes"]

@@ -29,6 +29,7 @@ object BuildRecordSerializer {
   private val HashesTag = 2
   private val OtherPayloadTag = 3
   private val SketchKeyTag = 4
+  private val ZoneKeyTag = 5
 
   private final class Instance extends SerializerInstance {
     override def serializeStream(s: OutputStream): SerializationStream = new Writer(new DataOutputStream(s))
@@ -49,6 +50,8 @@ object BuildRecordSerializer {
         case FileColumnKey(fileId, column) => out.writeByte(FileKeyTag); out.writeLong(fileId); out.writeInt(column)
         case BucketKey(column, bucket) => out.writeByte(BucketKeyTag); out.writeInt(column); out.writeInt(bucket)
         case SketchKey(partition) => out.writeByte(SketchKeyTag); out.writeInt(partition)
+        case ZoneKey(fileId, rowGroup, column) =>
+          out.writeByte(ZoneKeyTag); out.writeLong(fileId); out.writeInt(rowGroup); out.writeInt(column)
         case BucketHashes(hashes) =>
           out.writeByte(HashesTag)
           out.writeInt(hashes.length)
@@ -81,6 +84,7 @@ object BuildRecordSerializer {
         case FileKeyTag => FileColumnKey(in.readLong(), in.readInt())
         case BucketKeyTag => BucketKey(in.readInt(), in.readInt())
         case SketchKeyTag => SketchKey(in.readInt())
+        case ZoneKeyTag => ZoneKey(in.readLong(), in.readInt(), in.readInt())
         case HashesTag =>
           val n = in.readInt()
           if (scratch.length < n * 8) scratch = new Array[Byte](n * 8)

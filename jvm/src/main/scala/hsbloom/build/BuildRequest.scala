@@ -21,9 +21,18 @@ final case class BuildRequest(
      *  previous version's filter of that size; columns not listed are sized from their distinct count. */
     globalFilterBlocks: Map[String, Int] = Map.empty,
     /** Hashes a global-filter task holds before it builds at the largest size and folds (a tuning knob). */
-    globalHeldHashes: Long = BuildRequest.DefaultGlobalHeldHashes)
+    globalHeldHashes: Long = BuildRequest.DefaultGlobalHeldHashes,
+    /** "file": one filter per file and column; "row_group": also one per row group (zones, Parquet only). */
+    granularity: String = BuildRequest.FileGranularity) {
+  require(BuildRequest.Granularities.contains(granularity),
+    s"granularity must be one of ${BuildRequest.Granularities.mkString(", ")}, got '$granularity'")
+  def zones: Boolean = granularity == BuildRequest.RowGroupGranularity
+}
 
 object BuildRequest {
+  val FileGranularity = "file"
+  val RowGroupGranularity = "row_group"
+  val Granularities: Seq[String] = Seq(FileGranularity, RowGroupGranularity)
   /** Hashes one file's column may buffer before its filter is built at a fixed large size instead. */
   val DefaultMaxBufferedHashes: Int = 1 << 22
   /** Hashes a global-filter reducer holds before the filter's size is known (64 MiB); see GlobalReducer. */
@@ -49,6 +58,7 @@ object BuildRequest {
       maxBufferedHashes = Option(root.get("max_buffered_hashes")).map(_.asInt).getOrElse(DefaultMaxBufferedHashes),
       globalFilterBlocks = Option(root.get("global_filter_blocks")).filterNot(_.isNull)
         .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty),
-      globalHeldHashes = Option(root.get("global_held_hashes")).map(_.asLong).getOrElse(DefaultGlobalHeldHashes))
+      globalHeldHashes = Option(root.get("global_held_hashes")).map(_.asLong).getOrElse(DefaultGlobalHeldHashes),
+      granularity = Option(root.get("granularity")).filterNot(_.isNull).map(_.asText).getOrElse(FileGranularity))
   }
 }

@@ -5,9 +5,12 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.fs.Path
 import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.util.SerializableConfiguration
 
 import hsbloom.build.BuildPartitioner.{NumBuckets, bucketPartition}
-import hsbloom.index.{FileKey, IndexTables}
+import hsbloom.index.{FileKey, IndexTables, ZoneTable}
+import hsbloom.shim.FileRelation
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
 /**
@@ -33,6 +36,10 @@ import hsbloom.sbbf.{ParquetHash, Sbbf}
  *     other builds each bucket's block range of the global filters from the
  *     bucket partitions (`GlobalReducer`), sized from the merged HyperLogLogs,
  *     and writes the global table in chunks. No filter passes through the driver.
+ *  4. With zones (`granularity="row_group"`), the map side also builds one
+ *     filter per row group and column (`ZoneTracker`); they go to partitions
+ *     of their own in the same shuffle, and a third job over it writes the
+ *     zone table (`ZoneTable`) once the other two are done.
  */
 object IndexBuild {
   private val log = org.slf4j.LoggerFactory.getLogger(getClass)
@@ -52,6 +59,10 @@ object IndexBuild {
     request.columns.zip(columnTypes).foreach { case (c, dt) =>
       if (!ParquetHash.isSupported(dt)) throw new IllegalArgumentException(s"column '$c' has unsupported type $dt")
     }
+    if (request.zones && !readsParquet(df)) {
+      throw new IllegalArgumentException("granularity='row_group' needs a Parquet or Delta source (zones are the " +
+        "row groups of Parquet files); use granularity='file' for other formats")
+    }
 
     val listing = sc.broadcast(request.files.map(f => FileKey.listed(f.path) -> f).toMap)
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
@@ -65,9 +76,14 @@ object IndexBuild {
     }
     val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fpp, request.globalFilter,
       request.maxBufferedHashes, globalPartitions)
+    val zonePartitions = if (request.zones) filePartitions else 0
+    val hadoopConf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConf()))
     val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(df, request.columns.map(c => resolveName(df, c)))
-      .mapPartitions(chunks => new MapSide(chunks, settings, listing.value))
-    val partitioner = new BuildPartitioner(filePartitions, globalPartitions)
+      .mapPartitions { chunks =>
+        val zones = if (zonePartitions > 0) Some(new ZoneTracker(settings, hadoopConf.value.value)) else None
+        new MapSide(chunks, settings, listing.value, zones)
+      }
+    val partitioner = new BuildPartitioner(filePartitions, globalPartitions, zonePartitions)
     val shuffled = new ShuffledRDD[BuildKey, Payload, Payload](mapped, partitioner)
       .setSerializer(new BuildRecordSerializer)
 
@@ -88,6 +104,16 @@ object IndexBuild {
     } {
       IndexTables.writeFileTable(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request.dataPath,
         "errorifexists")
+    }
+    if (request.zones) {
+      val columns = request.columns
+      val zoneRows = PartitionPruningRDD.create(shuffled, _ >= filePartitions + globalPartitions)
+        .mapPartitions(_.map {
+          case (k: ZoneKey, z: ZoneResult) => Row(z.file.fileId, z.file.path, z.file.size, z.file.mtime,
+            columns(k.column), z.rows, z.nulls, z.ndv, z.filter, z.rowGroup, z.rowGroups, z.start, z.length)
+          case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a zone partition")
+        })
+      ZoneTable.write(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request.dataPath)
     }
     val scanned = System.nanoTime()
 
@@ -129,7 +155,7 @@ object IndexBuild {
     val fixedBlocks = columns.map(c => request.globalFilterBlocks.getOrElse(c, 0)).toArray
     val (fpp, heldHashes) = (request.fpp, request.globalHeldHashes)
     val sizes = spark.sparkContext.collectionAccumulator[(Int, Long, Int)]("hsbloom global filter sizes")
-    val chunks = PartitionPruningRDD.create(shuffled, _ >= filePartitions)
+    val chunks = PartitionPruningRDD.create(shuffled, p => p >= filePartitions && p < filePartitions + globalPartitions)
       .mapPartitionsWithIndex { case (index, records) =>
         // A pruned RDD numbers its partitions from 0: index i is bucket partition i.
         val owned = for {
@@ -159,6 +185,11 @@ object IndexBuild {
       columns(c) -> (ndv, Sbbf.header(blocks * 32).length + blocks * 32L)
     }.toMap
   }
+
+  /** Whether `df` scans Parquet files (Delta's format is Parquet's too). */
+  private def readsParquet(df: DataFrame): Boolean = df.queryExecution.analyzed.collectFirst {
+    case FileRelation(_, fs, _, _) => fs.fileFormat.isInstanceOf[ParquetFileFormat]
+  }.getOrElse(false)
 
   private def resolveName(df: DataFrame, name: String): String = {
     val resolver = df.sparkSession.sessionState.conf.resolver

@@ -13,12 +13,16 @@ final case class MapSettings(columnTypes: Array[DataType], expectedNumItems: Opt
 
 /**
  * The map side over one task's rows: tracks the current file, buffers its
- * hashes per column, and emits records as files end and buckets fill.
+ * hashes per column, and emits records as files end and buckets fill; with
+ * `zones` (an index with `granularity="row_group"`), also one filter per row
+ * group and column (`ZoneTracker`).
  */
+
 final class MapSide(
     chunks: Iterator[ScanInput.Chunk],
     settings: MapSettings,
-    listing: Map[String, ListedFile]) extends Iterator[(BuildKey, Payload)] {
+    listing: Map[String, ListedFile],
+    zones: Option[ZoneTracker] = None) extends Iterator[(BuildKey, Payload)] {
   import MapSide.LargeFileNdv
   private val numColumns = settings.columnTypes.length
   private val rowHashers = settings.columnTypes.map(t => ParquetHash.hasherFor(t).get)
@@ -56,6 +60,11 @@ final class MapSide(
     val n = chunk.numRows
     fileRows += n
     if (hashes.length < n) hashes = new Array[Long](n)
+    // The whole chunk in one row group (as Spark's vectorized reader hands them out): its hashes go to the zone too.
+    val inOneZone = zones.exists { z =>
+      z.enter(current, chunk.blockStart, chunk.blockLength, out)
+      z.rowsInCurrent(n) == n
+    }
     val batch = chunk.columns
     var c = 0
     while (c < numColumns) {
@@ -64,7 +73,21 @@ final class MapSide(
       fileNulls(c) += n - count
       addToFile(c, count)
       if (settings.globalFilter) addToGlobal(c, count)
+      if (inOneZone) zones.get.addHashes(c, hashes, count, n)
       c += 1
+    }
+    zones.foreach(z => if (inOneZone) z.advance(n) else spreadOverZones(z, chunk))
+  }
+
+  /** A chunk that spans row groups: its rows go to their zones one by one (rare; the row path). */
+  private def spreadOverZones(z: ZoneTracker, chunk: ScanInput.Chunk): Unit = {
+    var from = 0
+    while (from < chunk.numRows) {
+      val k = z.rowsInCurrent(chunk.numRows - from)
+      if (k == 0) return // no zones for this block
+      z.addRows(chunk, from, from + k)
+      z.advance(k)
+      from += k
     }
   }
 
@@ -126,6 +149,7 @@ final class MapSide(
   }
 
   private def endFile(): Unit = {
+    zones.foreach(_.leave(out))
     if (current == null) return
     var c = 0
     while (c < numColumns) {

@@ -13,6 +13,8 @@ final case class FileColumnKey(fileId: Long, column: Int) extends BuildKey
 final case class BucketKey(column: Int, bucket: Int) extends BuildKey
 /** A map task's distinct counters, one copy for each bucket partition. */
 final case class SketchKey(partition: Int) extends BuildKey
+/** One column of one row group of one source file (a zone). */
+final case class ZoneKey(fileId: Long, rowGroup: Int, column: Int) extends BuildKey
 
 sealed trait Payload extends Serializable
 /** A whole file's column: final. */
@@ -20,19 +22,26 @@ final case class FileResult(file: ListedFile, rows: Long, nulls: Long, ndv: Long
 /** Part of a file read by several tasks: raw hashes, or a filter at a fixed large size. */
 final case class FilePart(file: ListedFile, rows: Long, nulls: Long, hashes: Array[Long], filter: Option[Sbbf])
   extends Payload
+/** A zone's column: final (a row group is always read whole by one task). */
+final case class ZoneResult(file: ListedFile, rowGroup: Int, rowGroups: Int, start: Long, length: Long, rows: Long,
+    nulls: Long, ndv: Long, filter: Array[Byte]) extends Payload
 /** Hashes of one column that fall in one bucket. */
 final case class BucketHashes(hashes: Array[Long]) extends Payload
 /** A map task's per-column HyperLogLogs. */
 final case class Sketches(sketches: Array[HyperLogLog]) extends Payload
 
-/** File keys over the first `filePartitions` partitions, buckets and sketches over the `globalPartitions` after. */
-final class BuildPartitioner(filePartitions: Int, globalPartitions: Int) extends Partitioner {
+/**
+ * File keys over the first `filePartitions` partitions, buckets and sketches over the `globalPartitions` after,
+ * zone keys over the `zonePartitions` after those.
+ */
+final class BuildPartitioner(filePartitions: Int, globalPartitions: Int, zonePartitions: Int = 0) extends Partitioner {
   import BuildPartitioner.bucketPartition
-  override def numPartitions: Int = filePartitions + globalPartitions
+  override def numPartitions: Int = filePartitions + globalPartitions + zonePartitions
   override def getPartition(key: Any): Int = key match {
     case FileColumnKey(id, c) => Math.floorMod(java.lang.Long.hashCode(id) * 31 + c, filePartitions)
     case BucketKey(c, b) => filePartitions + bucketPartition(c, b, globalPartitions)
     case SketchKey(p) => filePartitions + p
+    case ZoneKey(id, _, _) => filePartitions + globalPartitions + Math.floorMod(java.lang.Long.hashCode(id), zonePartitions)
   }
 }
 

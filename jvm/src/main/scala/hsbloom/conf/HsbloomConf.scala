@@ -65,6 +65,10 @@ object HsbloomConf {
   val CacheBlockBytes: Setting[Long] = long("spark.hsbloom.cache.blockBytes", 64 * MiB,
     "Driver memory, per loaded index version, for the file filters that probes have read.")
 
+  val ZonesEnabled: Setting[Boolean] = boolean("spark.hsbloom.zones.enabled", default = true,
+    "Whether scans read only the row groups an index with zones (granularity row_group) finds may match; " +
+      "false reads every kept file whole.")
+
   val JoinEnabled: Setting[Boolean] = boolean("spark.hsbloom.join.enabled", default = true,
     "Whether joins use indexes (a global filter on the probe side, pruning by the build side's keys); " +
       "needs spark.hsbloom.enabled too.")
@@ -84,7 +88,7 @@ object HsbloomConf {
 
   /** Every setting, in the order docs/configuration.md lists them. */
   val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, CatalogRefreshIntervalMs, CacheMaxBytes, CacheBlockBytes,
-    JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
+    ZonesEnabled, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
 
   /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for Python. */
   def json(): String = {

@@ -106,6 +106,13 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
   /** After a plan ran: hsbloom's metrics on its scans, summed; None when no scan has them. */
   def filesPruned(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedFileSourceScanExec.FilesPruned)
   def filesBeforePruning(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedFileSourceScanExec.FilesBefore)
+  /** After a plan ran: the rows its file scans output (their "number of output rows" metric), summed. */
+  def rowsScanned(plan: SparkPlan): Long = scanMetric(plan, "numOutputRows")
+
+  /** Row groups of files with zones, before and after hsbloom (None when no scan pruned a row group). */
+  def rowGroupsBeforePruning(plan: SparkPlan): Option[Long] =
+    hsbloomMetric(plan, PrunedFileSourceScanExec.RowGroupsBefore)
+  def rowGroupsPruned(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedFileSourceScanExec.RowGroupsPruned)
 
   private def hsbloomMetric(plan: SparkPlan, name: String): Option[Long] = {
     val found = collect(plan) { case s: FileSourceScanExec => s.metrics.get(name).map(_.value) }.flatten

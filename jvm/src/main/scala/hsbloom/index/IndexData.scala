@@ -31,6 +31,9 @@ final class IndexData private (val dataPaths: Seq[String], files: Map[String, In
 
   def numFiles: Int = files.size
 
+  /** Whether any file of this version has zones (row-group filters). */
+  lazy val hasZones: Boolean = files.values.exists(_.zones.isDefined)
+
   /**
    * The index row of a listed file, only when the file is the one that was
    * indexed: same path, size and modification time. A file changed or added
@@ -61,7 +64,9 @@ object IndexData {
     def mayHoldNulls: Boolean = numNulls > 0
   }
 
-  final case class IndexedFile(size: Long, mtime: Long, columns: Map[String, ColumnEntry])
+  /** A file's entries; `zones`: its row groups' entries, when the index has zones for it (docs/design/zones.md). */
+  final case class IndexedFile(size: Long, mtime: Long, columns: Map[String, ColumnEntry],
+      zones: Option[ZoneTable.FileZones] = None)
 
   /** The columns planning reads; the `filter` column itself is never read. */
   private val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
@@ -168,7 +173,18 @@ object IndexData {
         case NonFatal(e) => IndexDamage.record(part, s"the file table part cannot be read ($e)")
       }}
     }
-    val files = byFile.iterator.map { case (k, (s, m, cols)) => k -> IndexedFile(s, m, cols.toMap) }.toMap
-    new IndexData(dataPaths, files, bytes, corrupt)
+    def group(file: Path, offset: Long, count: Int, bitsetBytes: Int): FilterBlocks.Group =
+      groups.getOrElseUpdate((file, offset), FilterBlocks.Group(groups.size, file, offset, count, bitsetBytes))
+    // Zones are optional: when they cannot be read, files are read whole (file-level pruning still applies).
+    val zones = try ZoneTable.load(dataPaths, droppedFileIds, conf, reader, group,
+      k => byFile.get(k).flatMap(_._3.values.headOption).map(_.numRows)) catch {
+      case NonFatal(e) =>
+        dataPaths.foreach(p => IndexDamage.record(new Path(p), new Path(ZoneTable.path(p)), s"the zone table cannot be read ($e)"))
+        Map.empty[String, ZoneTable.FileZones]
+    }
+    val files = byFile.iterator.map { case (k, (s, m, cols)) =>
+      k -> IndexedFile(s, m, cols.toMap, zones.get(k).filter(z => z.size == s && z.mtime == m))
+    }.toMap
+    new IndexData(dataPaths, files, bytes + zones.values.map(_.zones.size * 240L).sum, corrupt)
   }
 }

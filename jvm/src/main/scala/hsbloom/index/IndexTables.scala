@@ -188,6 +188,6 @@ object IndexTables {
    * Filters are about half ones at random, which no codec or dictionary
    * shrinks, so both are off rather than spending CPU on them.
    */
-  private def write(table: DataFrame, mode: String, path: String): Unit =
+  private[index] def write(table: DataFrame, mode: String, path: String): Unit =
     table.write.mode(mode).option("compression", "uncompressed").option("parquet.enable.dictionary", "false").parquet(path)
 }

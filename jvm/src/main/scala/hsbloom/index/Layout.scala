@@ -14,6 +14,7 @@ import hsbloom.conf.HsbloomConf
  *   <system path>/<index name>/v__=<N>/files/                          file-level index table
  *   <system path>/<index name>/v__=<N>/global/                         global filters
  *   <system path>/<index name>/v__=<N>/blocks/                         the file filters, block-major
+ *   <system path>/<index name>/v__=<N>/zones/                          row-group filters (optional: zones)
  * }}}
  *
  * The system path is `spark.hsbloom.system.path`, by default `_hsbloom` under
@@ -34,6 +35,8 @@ object Layout {
   val FilesTable = "files"
   val GlobalTable = "global"
   val BlocksDir = "blocks"
+  /** Optional in data layout 3: written only for `granularity="row_group"`; a reader that lacks it reads files whole. */
+  val ZonesTable = "zones"
   /**
    * How a data directory is stored, recorded in log entries as `data_layout`:
    * 3 is file tables with block-addressable side files (`blocks/`) and checksums.
@@ -84,6 +87,7 @@ object Layout {
     root.put("files_table", FilesTable)
     root.put("global_table", GlobalTable)
     root.put("blocks_dir", BlocksDir)
+    root.put("zones_table", ZonesTable)
     root.put("data_layout", DataLayout)
     val states = root.putArray("states")
     States.foreach(states.add)

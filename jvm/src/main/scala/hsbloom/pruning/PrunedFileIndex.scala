@@ -8,6 +8,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory
 import org.slf4j.LoggerFactory
 
 import hsbloom.catalog.IndexCatalog
+import hsbloom.conf.HsbloomConf
 
 /**
  * A relation's FileIndex with hsbloom's file pruning on top: it lists files as
@@ -53,17 +54,26 @@ final class PrunedFileIndex(
       val sources: Map[String, Seq[(Int, String)]] = relevant.groupBy(_.attribute.name).map { case (name, cs) =>
         name -> cs.map(c => (versions.indexOf(c.index), c.indexColumn))
       }
+      val zonesOn = session == null || HsbloomConf.ZonesEnabled.get(session)
+      var (groupsBefore, groupsAfter) = (0, 0)
       val kept = listed.map { dir =>
-        dir.copy(files = dir.files.filter { f =>
+        dir.copy(files = dir.files.flatMap { f =>
           val rows = data.map(_.lookup(f.getPath, f.getLen, f.getModificationTime))
-          PredicateTranslation.mayMatch(predicate, column => sources.getOrElse(column, Nil).flatMap {
+          val fileMayMatch = PredicateTranslation.mayMatch(predicate, column => sources.getOrElse(column, Nil).flatMap {
             case (k, indexColumn) => rows(k).flatMap(_.columns.get(indexColumn))
           })
+          // Of a kept file with zones, only the row groups that may match (none: the file is pruned too).
+          val zones = if (fileMayMatch && zonesOn) ZonePruning.select(predicate, relevant, versions.zip(rows).toMap)
+            else None
+          zones.foreach { z => groupsBefore += z.rowGroups; groupsAfter += z.ranges.size }
+          if (!fileMayMatch) None
+          else zones.map(z => if (z.ranges.isEmpty) None else Some(ZonePruning.carry(f, z))).getOrElse(Some(f))
         })
       }.filter(_.files.nonEmpty)
       val after = kept.map(_.files.size).sum
       val report = Report(before, after, versions.map(_.entry.describe).sorted, predicate.toString,
-        Some((System.nanoTime() - started) / 1000000.0))
+        Some((System.nanoTime() - started) / 1000000.0),
+        if (zonesOn && data.exists(_.hasZones)) Some(RowGroups(groupsBefore, groupsAfter)) else None)
       log.info(s"hsbloom: ${report.describe} for ${rootPaths.mkString(", ")}")
       (kept, report)
     } catch {
@@ -89,12 +99,24 @@ final class PrunedFileIndex(
 object PrunedFileIndex {
   private val log = LoggerFactory.getLogger(classOf[PrunedFileIndex])
 
-  /** What one listing did: files before and after pruning, the index versions used, the checks made. */
+  /**
+   * Row groups of the files kept by their file-level entries that have zones
+   * (docs/design/zones.md): how many they have, and how many may match.
+   */
+  final case class RowGroups(before: Int, after: Int) {
+    def pruned: Int = before - after
+  }
+
+  /**
+   * What one listing did: files before and after pruning, the index versions
+   * used, the checks made, and the row groups when an index has zones.
+   */
   final case class Report(filesBefore: Int, filesAfter: Int, indexes: Seq[String], predicate: String,
-      millis: Option[Double]) {
+      millis: Option[Double], rowGroups: Option[RowGroups] = None) {
     def filesPruned: Int = filesBefore - filesAfter
     def describe: String =
-      s"index ${if (indexes.isEmpty) "(none)" else indexes.mkString(", ")}: $filesBefore files -> $filesAfter " +
-        s"(checks: $predicate${millis.map(m => f", $m%.1f ms").getOrElse("")})"
+      s"index ${if (indexes.isEmpty) "(none)" else indexes.mkString(", ")}: $filesBefore files -> $filesAfter" +
+        rowGroups.map(g => s"; row groups of files with zones: ${g.before} -> ${g.after}").getOrElse("") +
+        s" (checks: $predicate${millis.map(m => f", $m%.1f ms").getOrElse("")})"
   }
 }

@@ -1,6 +1,7 @@
 package hsbloom.shim
 
-import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.{InternalRow, TableIdentifier}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.connector.read.streaming.SparkDataStream
 import org.apache.spark.sql.execution.{FileSourceScanExec, SQLExecution}
@@ -14,8 +15,11 @@ import hsbloom.pruning.{PrunedFileIndex, PruningFileIndex}
 /**
  * Spark's file scan with two more driver-side SQL metrics when hsbloom pruned
  * some of its files: "files before hsbloom pruning" and "files pruned by
- * hsbloom" (the scan's own "number of files read" is the count after). When
- * its listing pruned nothing it has no metrics of its own.
+ * hsbloom" (the scan's own "number of files read" is the count after), and
+ * two more when an index with zones pruned row groups ("row groups before
+ * hsbloom pruning", "row groups pruned by hsbloom"). When its listing pruned
+ * nothing it has no metrics of its own. Of a file whose listing carries a
+ * zone selection it reads only the selected row groups (`ZonedScan`).
  *
  * It is the same node, not a node above it: same arguments, same execution,
  * code generation and columnar output, and it canonicalizes to a plain
@@ -45,22 +49,52 @@ class PrunedFileSourceScanExec(
   }.flatten
 
   /** hsbloom's metrics, present only when the listing made before they are first asked for pruned a file. */
-  @transient private lazy val pruningMetrics: Map[String, SQLMetric] =
-    if (report.exists(_.filesPruned > 0)) {
+  @transient private lazy val pruningMetrics: Map[String, SQLMetric] = {
+    val files = if (report.exists(_.filesPruned > 0)) {
       Map(FilesBefore -> SQLMetrics.createMetric(sparkContext, "files before hsbloom pruning"),
         FilesPruned -> SQLMetrics.createMetric(sparkContext, "files pruned by hsbloom"))
-    } else Map.empty
+    } else Map.empty[String, SQLMetric]
+    val rowGroups = if (report.exists(_.rowGroups.exists(_.pruned > 0))) {
+      Map(RowGroupsBefore -> SQLMetrics.createMetric(sparkContext, "row groups before hsbloom pruning"),
+        RowGroupsPruned -> SQLMetrics.createMetric(sparkContext, "row groups pruned by hsbloom"))
+    } else Map.empty[String, SQLMetric]
+    files ++ rowGroups
+  }
+
+  /**
+   * The scan's input: Spark's own (built by a plain scan of the same
+   * arguments, which lists through the same file index and so gets the same
+   * listing), restricted to the selected row groups of files with zones.
+   * This node's own listing fills and sends its metrics, as Spark's does.
+   */
+  override lazy val inputRDD: RDD[InternalRow] = {
+    val s: FileSourceScanExec = this // the inherited fields, not this class's constructor parameters
+    val plain = new FileSourceScanExec(s.relation, s.stream, s.output, s.requiredSchema, s.partitionFilters,
+      s.optionalBucketSet, s.optionalNumCoalescedBuckets, s.dataFilters, s.tableIdentifier, s.disableBucketedScan)
+    val whole = plain.inputRDD
+    // Any failure here reads the files whole, as Spark would.
+    val restricted = try ZonedScan.restrict(whole, s.relation)._1 catch {
+      case scala.util.control.NonFatal(e) => logWarning(s"hsbloom: reading whole files, not row groups: $e"); whole
+    }
+    val _ = dynamicallySelectedPartitions // lists through this node, which fills its driver metrics
+    sendDriverMetrics()
+    restricted
+  }
 
   override lazy val metrics: Map[String, SQLMetric] = super.metrics ++ pruningMetrics
 
   /** Spark calls this once the scan has listed its files; hsbloom's metrics go out with its own. */
   override protected def sendDriverMetrics(): Unit = {
     super.sendDriverMetrics()
-    for (r <- report; before <- pruningMetrics.get(FilesBefore); pruned <- pruningMetrics.get(FilesPruned)) {
-      before.set(r.filesBefore.toLong)
-      pruned.set(r.filesPruned.toLong)
+    for (r <- report if pruningMetrics.nonEmpty) {
+      pruningMetrics.get(FilesBefore).foreach(_.set(r.filesBefore.toLong))
+      pruningMetrics.get(FilesPruned).foreach(_.set(r.filesPruned.toLong))
+      for (g <- r.rowGroups) {
+        pruningMetrics.get(RowGroupsBefore).foreach(_.set(g.before.toLong))
+        pruningMetrics.get(RowGroupsPruned).foreach(_.set(g.pruned.toLong))
+      }
       val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-      SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, Seq(before, pruned))
+      SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, pruningMetrics.values.toSeq)
     }
   }
 
@@ -76,6 +110,8 @@ class PrunedFileSourceScanExec(
 object PrunedFileSourceScanExec {
   val FilesBefore = "hsbloomFilesBefore"
   val FilesPruned = "hsbloomFilesPruned"
+  val RowGroupsBefore = "hsbloomRowGroupsBefore"
+  val RowGroupsPruned = "hsbloomRowGroupsPruned"
 
   /** `scan` as this node, reading `location` (a wrapper equal to the scan's own). */
   def apply(scan: FileSourceScanExec, location: PruningFileIndex): PrunedFileSourceScanExec = {

@@ -18,7 +18,8 @@ package hsbloom
  *  - `PrunedFileSourceScanExec`: the subclass of Spark's physical file scan
  *    that adds hsbloom's metrics (it repeats the scan's constructor), and
  *    `ColumnarScan`: the file scan under whole-stage codegen and the
- *    columnar-to-row step.
+ *    columnar-to-row step, and `ZonedScan`: a file scan's splits restricted to
+ *    the row groups a zone selection keeps (docs/design/zones.md).
  *  - `CurrentInputFile`: the file block a scan task reads, from Spark's
  *    package-private holder. Its file is in this folder, but it is declared in
  *    the package `org.apache.spark.hsbloom`, because Scala grants

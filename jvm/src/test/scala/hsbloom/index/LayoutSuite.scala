@@ -9,7 +9,7 @@ class LayoutSuite extends AnyFunSuite {
   test("json() carries every constant Python reads, with the values the index directories use") {
     val root = new ObjectMapper().readTree(Layout.json())
     assert(root.fieldNames.asScala.toSet == Set("default_system_dir", "log_dir", "log_entry_digits",
-      "log_format_version", "version_prefix", "files_table", "global_table", "blocks_dir", "data_layout", "states",
+      "log_format_version", "version_prefix", "files_table", "global_table", "blocks_dir", "zones_table", "data_layout", "states",
       "stable_states"))
     assert(root.get("log_dir").asText == "_hsbloom_log")
     assert(root.get("version_prefix").asText == "v__=")

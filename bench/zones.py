@@ -1,0 +1,145 @@
+"""Point lookups with zones (a filter per row group) beside file granularity, Parquet-native filters and the limit.
+
+    ./dev.sh bench zones [--scale 1.0] [--repeat N]
+
+Two tables, each with a random long key and a uuid string key, written by
+Spark with row groups of about --group-rows rows (`parquet.block.size` is set
+from the measured bytes per row; the row groups each file got are printed):
+(A) few big files: 16 files of 8 row groups of 400,000 rows;
+(B) many files: 200 files of 4 row groups of 25,000 rows.
+--scale multiplies the row counts (0.01 checks that the script works).
+Each table is also written with Parquet-native Bloom filters on both keys,
+sized for a row group's distinct values. For `=` and IN of 10 on each key,
+the median time of: (a) the full scan; (b) the native-filter copy; (c)
+hsbloom at file granularity; (z) hsbloom with zones; (d) reading only the
+matching row groups (each copied once into a file of its own): the limit.
+And the row groups read by (z), from the scan metrics. Every method runs
+once per round, interleaved, so a load change hits all alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from common import DATA, key_rows, session
+from pyspark.sql import functions as F
+
+import hsbloom
+from hsbloom.errors import IndexExistsError
+from hsbloom.explain import row_group_counts
+
+COLUMNS = ["long_key", "uuid_key"]
+TABLES = {"A": (16, 8, 400_000), "B": (200, 4, 25_000)}  # files, row groups per file, rows per row group
+
+
+def write(spark, path: Path, files: int, rows: int, group_bytes: int, native_ndv: int | None) -> str:
+    """`rows` rows in `files` files with row groups of about `group_bytes` (written once, reused)."""
+    if not (path / "_SUCCESS").exists():
+        print(f"writing {rows:,} rows in {files} files at {path} ...", flush=True)
+        writer = key_rows(spark, 0, rows, files).write.mode("overwrite").option("parquet.block.size", group_bytes)
+        for c in COLUMNS if native_ndv else ():
+            writer = writer.option(f"parquet.bloom.filter.enabled#{c}", "true")
+            writer = writer.option(f"parquet.bloom.filter.expected.ndv#{c}", str(native_ndv))
+        writer.parquet(str(path))
+    return str(path)
+
+
+def bytes_per_row(spark) -> float:
+    """Compressed bytes per row of the key table, from a sample file."""
+    sample = DATA / "zones_sample"
+    write(spark, sample, 1, 200_000, 1 << 30, None)
+    return sum(f.stat().st_size for f in sample.glob("*.parquet")) / 200_000
+
+
+def ensure_index(spark, table: str, name: str, granularity: str) -> None:
+    try:
+        hsbloom.Hyperspace(spark).create_index(spark.read.parquet(table), hsbloom.BFIndexConfig(
+            name, COLUMNS, global_filter=False, granularity=granularity))
+    except IndexExistsError:
+        pass
+
+
+def limit_files(spark, table: str, cond, name: str) -> list[str]:
+    """The row groups holding a match, each copied into a file of its own (once)."""
+    hsbloom.disable(spark)
+    files = sorted(r[0] for r in spark.read.parquet(table).where(cond).select(F.input_file_name()).distinct().collect())
+    out = []
+    for f in files:
+        parquet = pq.ParquetFile(f.replace("file://", "").replace("file:", ""))
+        for g in range(parquet.num_row_groups):
+            target = DATA / "zones_limit" / name / f"{Path(f).stem}-{g}.parquet"
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                pq.write_table(parquet.read_row_group(g), target)
+            out.append(str(target))
+    return [p for p in out if spark.read.parquet(p).where(cond).limit(1).count() > 0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    spark = session("hsbloom-bench-zones")
+    per_row = bytes_per_row(spark)
+    for label, (files, groups, group_rows) in TABLES.items():
+        group_rows = max(100, int(group_rows * args.scale))
+        rows = files * groups * group_rows
+        name = f"zones_{label}_{rows}"
+        group_bytes = int(per_row * group_rows)
+        plain = write(spark, DATA / name, files, rows, group_bytes, None)
+        native = write(spark, DATA / f"{name}_native", files, rows, group_bytes, group_rows)
+        zoned = DATA / f"{name}_zoned"  # the same files under another root, for the zones index
+        if not zoned.exists():
+            zoned.mkdir()
+            for f in Path(plain).iterdir():
+                (zoned / f.name).hardlink_to(f)
+        ensure_index(spark, plain, f"bench_{name}_file", "file")
+        ensure_index(spark, str(zoned), f"bench_{name}_zones", "row_group")
+        got = [pq.ParquetFile(f).num_row_groups for f in sorted(Path(plain).glob("*.parquet"))]
+        print(f"\n({label}) {rows:,} rows in {files} files; row groups per file: {min(got)}-{max(got)} "
+              f"(aimed at {groups}); median of {args.repeat} interleaved rounds")
+        print(f"{'column':10s} {'predicate':9s} {'(a) full':>9s} {'(b) native':>11s} {'(c) file':>9s} "
+              f"{'(z) zones':>10s} {'(d) limit':>10s} {'z/d':>6s} {'b/z':>6s} {'c/z':>6s} {'groups read':>12s}")
+        sample = spark.read.parquet(plain).sample(fraction=min(1.0, 200 / rows), seed=5).collect()
+        random.Random(5).shuffle(sample)
+        for column in COLUMNS:
+            for predicate, n in [("=", 1), ("IN 10", 10)]:
+                keys = [r[column] for r in sample[:n]]
+                cond = F.col(column).isin(keys)
+                limit = limit_files(spark, plain, cond, f"{name}_{column}_{n}")
+
+                def run(paths, enabled):
+                    def action():
+                        (hsbloom.enable if enabled else hsbloom.disable)(spark)
+                        spark.read.parquet(*paths).where(cond).collect()
+                    return action
+
+                methods = {"a": run([plain], False), "b": run([native], False), "c": run([plain], True),
+                           "z": run([str(zoned)], True), "d": run(limit, False)}
+                for action in methods.values():
+                    action()  # warm up
+                times = {m: [] for m in methods}
+                for _ in range(args.repeat):
+                    for m, action in methods.items():
+                        start = time.perf_counter()
+                        action()
+                        times[m].append(time.perf_counter() - start)
+                med = {m: statistics.median(t) for m, t in times.items()}
+                hsbloom.enable(spark)
+                before, pruned = row_group_counts(spark.read.parquet(str(zoned)).where(cond))
+                hsbloom.disable(spark)
+                read = "?" if before is None else f"{before - pruned}/{before}"
+                print(f"{column:10s} {predicate:9s} {med['a']:8.2f}s {med['b']:10.2f}s {med['c']:8.2f}s "
+                      f"{med['z']:9.2f}s {med['d']:9.2f}s {med['z'] / med['d']:5.2f}x {med['b'] / med['z']:5.2f}x "
+                      f"{med['c'] / med['z']:5.2f}x {read:>12s}", flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+package hsbloom.index
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.parquet.example.data.Group
+import org.apache.parquet.hadoop.{ParquetFileReader, ParquetReader}
+import org.apache.parquet.hadoop.api.ReadSupport
+import org.apache.parquet.hadoop.example.GroupReadSupport
+import org.apache.parquet.hadoop.util.HadoopInputFile
+import org.apache.parquet.schema.MessageType
+import org.apache.spark.sql.{DataFrame, Encoders, Row}
+import org.apache.spark.sql.catalyst.expressions.XXH64
+import org.apache.spark.sql.types._
+import org.apache.spark.util.SerializableConfiguration
+
+/**
+ * The zone table of an index version with `granularity="row_group"`
+ * (`<data>/zones/`, docs/design/zones.md): one row per source file, row
+ * group and indexed column, with the file-table row's fields (counts and
+ * filter of that row group), the row group's place and byte range, the
+ * filter's blocks (written into `blocks/` like the file filters) and checksums.
+ *
+ * Optional: a data directory without it (a file-granularity index, or one
+ * compacted by a refresh) has no zones, and planning reads its files whole.
+ */
+object ZoneTable {
+  val Columns: Seq[StructField] = Seq(
+    StructField("row_group", IntegerType, nullable = false),
+    StructField("row_groups", IntegerType, nullable = false),
+    StructField("zone_start", LongType, nullable = false),
+    StructField("zone_length", LongType, nullable = false))
+  val ZoneChecksum = "zone_checksum"
+
+  /** What the build writes: a file-table row of one row group, then `Columns`. */
+  val InputSchema: StructType = StructType(IndexTables.FileTableSchema.fields ++ Columns)
+  /** As stored: `InputSchema`, the blocks' address, the file-table checksums, and the zone checksum. */
+  val StoredSchema: StructType = StructType(InputSchema.fields ++ FilterBlocks.Columns ++ Checksums.FileTableColumns)
+    .add(ZoneChecksum, LongType, nullable = false)
+
+  def path(dataPath: String): String = new Path(dataPath, Layout.ZonesTable).toString
+
+  /** The checksum of a zone row's own fields, chained to its file-table row checksum. */
+  def checksum(rowChecksum: Long, rowGroup: Int, rowGroups: Int, start: Long, length: Long, seed: Long): Long =
+    XXH64.hashLong(length, XXH64.hashLong(start, XXH64.hashLong((rowGroup.toLong << 32) | rowGroups,
+      XXH64.hashLong(rowChecksum, seed))))
+
+  /** Writes rows of `InputSchema` as the zone table of the version at `dataPath` (its filters' blocks too). */
+  def write(rows: DataFrame, dataPath: String): Unit = {
+    val conf = new SerializableConfiguration(rows.sparkSession.sessionState.newHadoopConf())
+    val seed = Checksums.directorySeed(dataPath)
+    val n = InputSchema.size
+    val stored = rows.select(InputSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
+      .mapPartitions { (part: Iterator[Row]) =>
+        // FilterBlocks reads the file-table fields at their places and appends after the row's own fields.
+        FilterBlocks.attach(part, dataPath, conf.value).map { r =>
+          val rowChecksum = r.getLong(r.length - 1)
+          Row.fromSeq(r.toSeq :+ checksum(rowChecksum, r.getInt(n - 4), r.getInt(n - 3), r.getLong(n - 2),
+            r.getLong(n - 1), seed))
+        }
+      }(Encoders.row(StoredSchema))
+    IndexTables.write(stored, "errorifexists", path(dataPath))
+  }
+
+  /** One row group of a file: its byte range, rows, and per column its entry (counts and filter). */
+  final case class Zone(rowGroup: Int, start: Long, length: Long, numRows: Long,
+      columns: Map[String, IndexData.ColumnEntry])
+
+  /** A file's zones, every row group of it, in file order. */
+  final case class FileZones(size: Long, mtime: Long, zones: IndexedSeq[Zone])
+
+  private val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
+    "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
+    Checksums.FilterChecksum, Checksums.RowChecksum, "row_group", "row_groups", "zone_start", "zone_length", ZoneChecksum)
+
+  private final case class ZoneRow(size: Long, mtime: Long, column: String, rowGroup: Int, rowGroups: Int,
+      start: Long, length: Long, entry: IndexData.ColumnEntry)
+
+  /**
+   * The zones of the version's data directories, by file key: only files
+   * whose zones are whole (every row group, every column, counts that add up
+   * to `fileRows(key)`, rows that pass their checksums); any other file is
+   * left out, and is read whole. `group` gives the block group of a row's
+   * filter, shared with the file table's groups of the same version.
+   */
+  def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, reader: FilterBlocks.Reader,
+      group: (Path, Long, Int, Int) => FilterBlocks.Group, fileRows: String => Option[Long]): Map[String, FileZones] = {
+    val rows = mutable.HashMap[String, mutable.ArrayBuffer[ZoneRow]]()
+    val unusable = mutable.HashSet[String]()
+    dataPaths.foreach { dataPath =>
+      val table = new Path(path(dataPath))
+      val fs = table.getFileSystem(conf)
+      val seed = Checksums.directorySeed(dataPath)
+      val blocksDir = new Path(IndexTables.blocksPath(dataPath))
+      val parts = if (!fs.exists(table)) Array.empty[Path] else fs.listStatus(table)
+        .filter(s => s.isFile && !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith("."))
+        .map(_.getPath).sortBy(_.getName)
+      parts.foreach { part => try {
+        val readConf = new Configuration(conf)
+        readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(part, conf).toString)
+        val in = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
+        var damaged = 0
+        try {
+          var row: Group = in.read()
+          while (row != null) {
+            val fields = Checksums.RowFields(row.getLong("file_id", 0), row.getString("file_path", 0),
+              row.getLong("file_size", 0), row.getLong("file_mtime", 0), row.getString("column", 0),
+              row.getLong("num_rows", 0), row.getLong("num_nulls", 0), row.getString("blocks_file", 0),
+              row.getLong("blocks_offset", 0), row.getInteger("blocks_count", 0), row.getInteger("blocks_position", 0),
+              row.getInteger("bitset_bytes", 0), row.getLong(Checksums.FilterChecksum, 0))
+            val (rowGroup, rowGroups) = (row.getInteger("row_group", 0), row.getInteger("row_groups", 0))
+            val (start, length) = (row.getLong("zone_start", 0), row.getLong("zone_length", 0))
+            val key = FileKey.listed(fields.path)
+            val rowChecksum = row.getLong(Checksums.RowChecksum, 0)
+            val intact = fields.checksum(seed) == rowChecksum &&
+              checksum(rowChecksum, rowGroup, rowGroups, start, length, seed) == row.getLong(ZoneChecksum, 0)
+            if (!intact) { damaged += 1; unusable += key }
+            else if (!droppedFileIds.contains(fields.fileId)) {
+              val member = if (fields.blocksCount == 0) None else Some(FilterBlocks.Member(
+                group(new Path(blocksDir, fields.blocksFile), fields.blocksOffset, fields.blocksCount, fields.bitsetBytes),
+                fields.blocksPosition))
+              rows.getOrElseUpdate(key, mutable.ArrayBuffer()) += ZoneRow(fields.size, fields.mtime, fields.column,
+                rowGroup, rowGroups, start, length, IndexData.ColumnEntry(fields.numRows, fields.numNulls, member, reader))
+            }
+            row = in.read()
+          }
+        } finally in.close()
+        if (damaged > 0) IndexDamage.record(part, s"$damaged rows of the zone table fail their checksums")
+      } catch {
+        case NonFatal(e) => IndexDamage.record(part, s"the zone table part cannot be read ($e)")
+      }}
+    }
+    rows.iterator.filterNot { case (k, _) => unusable.contains(k) }
+      .flatMap { case (k, rs) => whole(rs.toSeq, fileRows(k)).map(k -> _) }.toMap
+  }
+
+  /** A file's zones when its rows describe every row group once per column, and add up to the file's rows. */
+  private def whole(rows: Seq[ZoneRow], fileRows: Option[Long]): Option[FileZones] = {
+    val first = rows.head
+    val n = first.rowGroups
+    val consistent = rows.forall(r => r.size == first.size && r.mtime == first.mtime && r.rowGroups == n)
+    val byGroup = rows.groupBy(_.rowGroup)
+    val columns = rows.map(_.column).toSet
+    val complete = consistent && n > 0 && byGroup.keySet == (0 until n).toSet && byGroup.values.forall { rs =>
+      rs.size == columns.size && rs.map(_.column).toSet == columns &&
+        rs.map(r => (r.start, r.length, r.entry.numRows)).distinct.size == 1
+    }
+    if (!complete) return None
+    val zones = (0 until n).map { g =>
+      val rs = byGroup(g)
+      Zone(g, rs.head.start, rs.head.length, rs.head.entry.numRows, rs.map(r => r.column -> r.entry).toMap)
+    }
+    if (fileRows.contains(zones.map(_.numRows).sum)) Some(FileZones(first.size, first.mtime, zones)) else None
+  }
+
+  private def projection(part: Path, conf: Configuration): MessageType = {
+    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(part, conf))
+    val schema = try reader.getFooter.getFileMetaData.getSchema finally reader.close()
+    new MessageType(schema.getName, ProjectedColumns.map(c => schema.getType(schema.getFieldIndex(c))).asJava)
+  }
+}

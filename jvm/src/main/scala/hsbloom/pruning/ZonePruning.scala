@@ -1,0 +1,50 @@
+package hsbloom.pruning
+
+import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata
+
+import hsbloom.catalog.IndexCatalog
+import hsbloom.index.IndexData
+import hsbloom.pruning.PredicateTranslation.FilePredicate
+
+/**
+ * The row groups of a kept file that may match, for an index with zones
+ * (docs/design/zones.md): the file's byte ranges a scan needs, of a file of
+ * `size` bytes modified at `mtime` that has `rowGroups` row groups. Each
+ * range is a row group's own (`[start, start + length)`), which Spark's
+ * Parquet reader reads as exactly that row group (proved for each zone when
+ * the index was built).
+ */
+final case class ZoneSelection(size: Long, mtime: Long, rowGroups: Int, ranges: IndexedSeq[(Long, Long)]) {
+  def keepsAll: Boolean = ranges.size == rowGroups
+}
+
+object ZonePruning {
+  /** The key under which a listed file carries its `ZoneSelection` to the scan (`FileStatusWithMetadata.metadata`). */
+  val MetadataKey = "hsbloom_zones"
+
+  /**
+   * The zones of a file that may match `predicate`, from the first index in
+   * `files` that has zones for it (a check on a column that index does not
+   * cover is unknown, so it holds); None when no index has zones for it.
+   */
+  def select(predicate: FilePredicate, relevant: Seq[IndexCatalog.CoveredColumn],
+      files: Map[IndexCatalog.ActiveIndex, Option[IndexData.IndexedFile]]): Option[ZoneSelection] =
+    files.collectFirst { case (index, Some(f)) if f.zones.isDefined => index -> f.zones.get }.map {
+      case (index, fileZones) =>
+        val columns = relevant.filter(_.index == index)
+        val kept = fileZones.zones.filter { zone =>
+          PredicateTranslation.mayMatch(predicate, column =>
+            columns.filter(_.attribute.name == column).flatMap(c => zone.columns.get(c.indexColumn)))
+        }
+        ZoneSelection(fileZones.size, fileZones.mtime, fileZones.zones.size, kept.map(z => (z.start, z.length)))
+    }
+
+  /** `file` carrying `selection` to the scan (only when the selection leaves out a row group). */
+  def carry(file: FileStatusWithMetadata, selection: ZoneSelection): FileStatusWithMetadata =
+    if (selection.keepsAll) file else file.copy(metadata = file.metadata + (MetadataKey -> selection))
+
+  /** The selection a listed file carries, if any. */
+  def carried(metadata: Map[String, Any]): Option[ZoneSelection] = metadata.get(MetadataKey).collect {
+    case s: ZoneSelection => s
+  }
+}
