@@ -59,6 +59,7 @@ final class PrunedFileIndex(
       val report = Report(before, after, data.keys.map(_.entry.describe).toSeq.sorted, predicate.toString,
         Some((System.nanoTime() - started) / 1000000.0))
       log.info(s"hsbloom: ${report.describe} for ${rootPaths.mkString(", ")}")
+      PruningReports.record(s"${rootPaths.mkString(", ")}: ${report.describe}")
       (kept, report)
     } catch {
       case NonFatal(e) =>
