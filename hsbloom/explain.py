@@ -21,6 +21,16 @@ def explain_string(df: Any) -> str:
     return jar.jar_class(df.sparkSession, "pruning_explain").explain(jar.java_dataframe(df))
 
 
+def run_explained_string(spark: Any, statement: str) -> str:
+    """Run the SQL `statement`; what hsbloom pruned while it ran and what the join rules decided.
+
+    For a Delta DELETE, UPDATE or MERGE, which plans its scans only while it runs (docs/upserts.md).
+    """
+    if not isinstance(statement, str):
+        raise TypeError(f"run_explained needs a SQL statement as a str, got {type(statement).__name__}")
+    return jar.jar_class(spark, "statement_explain").run(jar.java_session(spark), statement)
+
+
 def forget_index_listing(spark: Any) -> None:
     """Make the next query re-read which indexes are ACTIVE (the JVM caches it; docs/pruning.md)."""
     jar.jar_class(spark, "index_catalog").invalidate()

@@ -89,6 +89,13 @@ class Hyperspace:
         files each scan lists before and after pruning (to `redirect_func`, by default print)."""
         redirect_func(explain.explain_string(df))
 
+    def run_explained(self, statement: str, redirect_func: Callable[[str], Any] = print) -> None:
+        """Run the SQL `statement` (it changes the table if it is a DELETE, UPDATE or MERGE), then print
+        each scan hsbloom pruned while it ran, with its files before and after, and what the join rules
+        decided (to `redirect_func`, by default print). For statements that plan their scans only while
+        they run, as Delta's DELETE, UPDATE and MERGE do (docs/upserts.md)."""
+        redirect_func(explain.run_explained_string(self.spark, statement))
+
     @contextmanager
     def _operation(self, operation: str, name: str | None) -> Iterator[None]:
         """Run one operation: its failures as hsbloom errors, and queries of this process see its effect at once

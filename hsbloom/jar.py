@@ -27,6 +27,7 @@ _CLASSES = {
     "global_filter_ref": "hsbloom.index.GlobalFilterRef",
     "sbbf": "hsbloom.sbbf.Sbbf",
     "pruning_explain": "hsbloom.explain.PruningExplain",
+    "statement_explain": "hsbloom.explain.StatementExplain",
     "py4j_socket": "hsbloom.shim.Py4jSocket",
     "layout": "hsbloom.index.Layout",
     "settings": "hsbloom.conf.HsbloomConf",

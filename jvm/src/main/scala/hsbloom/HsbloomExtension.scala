@@ -2,6 +2,7 @@ package hsbloom
 
 import org.apache.spark.sql.SparkSessionExtensions
 
+import hsbloom.dml.MergeTargetRule
 import hsbloom.functions.SqlFunctions
 import hsbloom.join.JoinFilterRule
 import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, ScanMetricsRule}
@@ -20,6 +21,7 @@ class HsbloomExtension extends (SparkSessionExtensions => Unit) {
     ExecutorJar.ensureShipped(org.apache.spark.SparkContext.getOrCreate())
     extensions.injectOptimizerRule(session => new FilePruningRule(session))
     extensions.injectPreCBORule(session => new JoinFilterRule(session))
+    extensions.injectPreCBORule(session => new MergeTargetRule(session))
     extensions.injectColumnar(session => DeltaScanPruningRule.asColumnarRule(session))
     extensions.injectColumnar(session => ScanMetricsRule.asColumnarRule(session)) // after the Delta rule
     SqlFunctions.all.foreach(extensions.injectFunction)

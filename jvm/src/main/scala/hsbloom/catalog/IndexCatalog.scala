@@ -164,7 +164,7 @@ object IndexCatalog {
         case None => Some("the index records no read settings (it was built by an older hsbloom); run " +
           s"refresh_index('${i.entry.indexName}', 'full')")
         case Some(recorded) =>
-          try ReadFacts.difference(recorded, ReadFacts.of(spark, relation, format, i.entry.indexedColumns))
+          try ReadFacts.differenceWhereRead(recorded, ReadFacts.of(spark, relation, format, i.entry.indexedColumns))
           catch { case NonFatal(e) => Some(e.getMessage) }
       }
       val covered = if (whyNot.isDefined) Nil else i.entry.indexedColumns.flatMap { c =>

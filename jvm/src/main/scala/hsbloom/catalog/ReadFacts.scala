@@ -106,6 +106,21 @@ object ReadFacts {
   }
 
   /**
+   * As `difference`, for a relation that lacks some indexed columns while the index recorded them: Delta's
+   * DML commands scan their target through a relation without the columns they do not need. Those columns
+   * are not probed, so their own facts, and the settings that only their types make recorded, are not
+   * compared; every fact of the columns the relation has still is, and any fact it has that the index lacks.
+   */
+  def differenceWhereRead(recorded: Facts, current: Facts): Option[String] = {
+    val lacking = current.collect { case (key, Absent) if key.startsWith("column.") => key }.toSet
+    if (lacking.isEmpty) return difference(recorded, current)
+    val comparable = recorded.filter { case (key, _) =>
+      !lacking.contains(key) && (key.startsWith("column.") || current.contains(key))
+    }
+    difference(comparable, current -- lacking)
+  }
+
+  /**
    * Why a relation with facts `current` is not read as the index recorded (`recorded`), naming the first
    * fact that differs; None when they are the same.
    */

@@ -61,14 +61,38 @@ final class JoinPrunedFileIndex(
     (listed, report, notes)
   }
 
+  private def keysFilter(j: BuildKeys): Either[String, Expression] =
+    JoinPrunedFileIndex.keysFilter(session, j, rootPaths.mkString(", "))
+
+  private def identity
+      : (FileIndex, Seq[(String, IndexCatalog.DataKey, String)], Seq[(String, LogicalPlan, Boolean)]) = (delegate,
+    columns.map(c => (c.attribute.name, c.index.dataKey, c.indexColumn)),
+    joins.map(j => (j.attribute.name, j.plan.canonicalized, j.nullSafe)))
+
+  override def equals(other: Any): Boolean = other match {
+    case p: JoinPrunedFileIndex => p.identity == identity
+    case _ => false
+  }
+  override def hashCode: Int = identity.hashCode
+  override def toString: String =
+    s"JoinPrunedFileIndex(${joins.map(j => s"${j.attribute.name} by build-side keys").mkString(", ")}; $delegate)"
+}
+
+object JoinPrunedFileIndex {
+  private val log = LoggerFactory.getLogger(classOf[JoinPrunedFileIndex])
+
+  /** Build-side rows read per key waited for (room for duplicate keys). */
+  val RowsPerKey = 4
+
   /**
    * `column IN (build keys)` (`OR column IS NULL` for `<=>` with a null key),
    * or why there is none. The keys are the first rows of the build side, at
    * most `RowsPerKey` x (`j.maxKeys` + 1): Spark's limit reads the build side's
    * partitions a few at a time and stops once it has that many, so a build
    * side with too many keys costs a part of one read, not a whole one.
+   * `target` names what the keys prune, for the log.
    */
-  private def keysFilter(j: BuildKeys): Either[String, Expression] = {
+  def keysFilter(session: SparkSession, j: BuildKeys, target: String): Either[String, Expression] = {
     try {
       val started = System.nanoTime()
       val cap = math.min(RowsPerKey.toLong * (j.maxKeys + 1), Int.MaxValue - 1L).toInt
@@ -93,30 +117,10 @@ final class JoinPrunedFileIndex(
       scala.util.Right(if (j.nullSafe && values.contains(null)) Or(in, IsNull(j.attribute)) else in)
     } catch {
       case NonFatal(e) =>
-        log.warn(s"hsbloom: build-side keys for pruning ${rootPaths.mkString(", ")} failed ($e); not pruned")
+        log.warn(s"hsbloom: build-side keys for pruning $target failed ($e); not pruned")
         scala.util.Left(s"build-side keys failed: $e")
     }
   }
-
-  private def identity
-      : (FileIndex, Seq[(String, IndexCatalog.DataKey, String)], Seq[(String, LogicalPlan, Boolean)]) = (delegate,
-    columns.map(c => (c.attribute.name, c.index.dataKey, c.indexColumn)),
-    joins.map(j => (j.attribute.name, j.plan.canonicalized, j.nullSafe)))
-
-  override def equals(other: Any): Boolean = other match {
-    case p: JoinPrunedFileIndex => p.identity == identity
-    case _ => false
-  }
-  override def hashCode: Int = identity.hashCode
-  override def toString: String =
-    s"JoinPrunedFileIndex(${joins.map(j => s"${j.attribute.name} by build-side keys").mkString(", ")}; $delegate)"
-}
-
-object JoinPrunedFileIndex {
-  private val log = LoggerFactory.getLogger(classOf[JoinPrunedFileIndex])
-
-  /** Build-side rows read per key waited for (room for duplicate keys). */
-  val RowsPerKey = 4
 
   /**
    * One join's build side: `plan` has one column, the build key as a value of

@@ -28,6 +28,8 @@ import hsbloom.shim.Delta
  * file with the same path, size and modification time its live rows are a
  * subset of what the filter holds: scans are pruned at any version, latest or
  * time travel, and files the index does not hold are read (docs/refresh.md).
+ * The scans Delta's DML commands run over a fixed list of files are pruned
+ * the same way, by their own filters (docs/design/dml.md).
  */
 class DeltaScanPruningRule(session: SparkSession) extends Rule[SparkPlan] with Logging {
   override def apply(plan: SparkPlan): SparkPlan = {
@@ -63,7 +65,14 @@ object DeltaScanPruningRule {
     override def preColumnarTransitions: Rule[SparkPlan] = rule
   }
 
-  def isPinnedDeltaScan(scan: FileSourceScanExec): Boolean =
-    Delta.isPinnedIndex(scan.relation.location) && Delta.isDelta(scan.relation)
+  /**
+   * A scan of one Delta snapshot as Delta prepared it: a query's (pinned
+   * snapshot) or one a DELETE, UPDATE or MERGE runs over a fixed list of the
+   * snapshot's files to find and rewrite the rows it changes (docs/design/dml.md).
+   */
+  def isPinnedDeltaScan(scan: FileSourceScanExec): Boolean = {
+    val location = scan.relation.location
+    (Delta.isPinnedIndex(location) || Delta.isBatchIndex(location)) && Delta.isDelta(scan.relation)
+  }
 
 }

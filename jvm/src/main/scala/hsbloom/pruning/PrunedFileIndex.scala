@@ -75,6 +75,7 @@ final class PrunedFileIndex(
         Some((System.nanoTime() - started) / 1000000.0),
         if (zonesOn && data.exists(_.hasZones)) Some(RowGroups(groupsBefore, groupsAfter)) else None)
       log.info(s"hsbloom: ${report.describe} for ${rootPaths.mkString(", ")}")
+      PruningReports.record(s"${rootPaths.mkString(", ")}: ${report.describe}")
       (kept, report)
     } catch {
       case NonFatal(e) =>

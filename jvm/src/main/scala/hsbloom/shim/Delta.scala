@@ -1,6 +1,9 @@
 package hsbloom.shim
 
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.catalyst.expressions.UnaryExpression
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.LogicalRDD
 import org.apache.spark.sql.execution.datasources.{FileFormat, FileIndex, HadoopFsRelation}
 import org.apache.spark.sql.types.StructType
 
@@ -27,6 +30,34 @@ object Delta {
 
   /** Whether `index` is one of Delta's file indexes that read one pinned snapshot. */
   def isPinnedIndex(index: FileIndex): Boolean = PinnedIndexes.contains(index.getClass.getName)
+
+  /**
+   * Whether `index` is `TahoeBatchFileIndex` itself (not a subclass such as
+   * the change-data feed's): a fixed list of one snapshot's files, which
+   * Delta's DELETE, UPDATE and MERGE scan to find and rewrite the files they
+   * touch (docs/design/dml.md).
+   */
+  def isBatchIndex(index: FileIndex): Boolean =
+    index.getClass.getName == "org.apache.spark.sql.delta.files.TahoeBatchFileIndex"
+
+  /**
+   * `plan` without Delta's row-counting expressions (`IncrementMetric`, which
+   * returns its child's value and adds one to a command metric per row): a
+   * second read of a MERGE source for its keys must not count its rows again.
+   */
+  def withoutRowCounters(plan: LogicalPlan): LogicalPlan = plan.transformAllExpressions {
+    case e: UnaryExpression if e.getClass.getName == "org.apache.spark.sql.delta.metric.IncrementMetric" => e.child
+  }
+
+  /**
+   * Whether `plan` is a MERGE source Delta materialized: Delta reads a source
+   * that is not only Delta tables through `localCheckpoint` (a `LogicalRDD`
+   * over a checkpointed RDD), so every read of it gives the same rows.
+   */
+  def isMaterializedSource(plan: LogicalPlan): Boolean = plan match {
+    case r: LogicalRDD => !r.isStreaming && r.rdd.isCheckpointed
+    case _ => false
+  }
 
   /** Whether `index` is `TahoeLogFileIndex`, the index of a table read at its latest or a time-travel version. */
   def isLogFileIndex(index: FileIndex): Boolean = index.getClass.getName.endsWith(".TahoeLogFileIndex")
