@@ -11,6 +11,8 @@ To compare two versions, check each out in its own tree with its own
 `./dev.sh build`, give each its own SYSTEM_PATH (each builds the index in its
 own layout), and run them alternately, several times each, on a quiet
 machine: one process against another, so neither is favoured by a warm JVM.
+(An hsbloom from before `hsbloom.settings` needs the system path's key
+spelled out in its copy of this script.)
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import hsbloom
+from hsbloom import settings
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "keys_20000000_200")
 
@@ -39,7 +42,7 @@ def main() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.master("local[2]").config("spark.driver.memory", "6g")
                .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "8")
-               .config("spark.hsbloom.system.path", args.system_path))
+               .config(settings.SYSTEM_PATH, args.system_path))
     spark = hsbloom.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if not os.path.exists(os.path.join(args.system_path, "versions_lookup")):
