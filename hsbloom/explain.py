@@ -51,27 +51,25 @@ def file_counts(df: Any) -> tuple[int, int | None, int | None]:
     The last two are None when no scan carries hsbloom's metrics: hsbloom was
     off, or pruned no file of the query (docs/pruning.md, "Observability").
     """
-    fresh = df.select("*")
-    fresh.collect()
-    explain = jar.jar_class(df.sparkSession, "pruning_explain")
-    plan = jar.java_dataframe(fresh).queryExecution().executedPlan()
-
-    def optional(value: Any) -> int | None:
-        return None if value.isEmpty() else int(value.get())
-
-    return (int(explain.filesRead(plan)), optional(explain.filesBeforePruning(plan)),
-            optional(explain.filesPruned(plan)))
+    explain, plan = _executed(df)
+    return (int(explain.filesRead(plan)), _optional(explain.filesBeforePruning(plan)),
+            _optional(explain.filesPruned(plan)))
 
 
 def row_group_counts(df: Any) -> tuple[int | None, int | None]:
     """Run `df`; from its scans' SQL metrics: (row groups before hsbloom pruning, row groups pruned by hsbloom),
     over the files an index with zones kept (docs/design/zones.md); None when no scan pruned a row group."""
+    explain, plan = _executed(df)
+    return _optional(explain.rowGroupsBeforePruning(plan)), _optional(explain.rowGroupsPruned(plan))
+
+
+def _executed(df: Any) -> tuple[Any, Any]:
+    """Run a copy of `df` (a fresh plan, so its metrics are this run's); (the jar's explain, its executed plan)."""
     fresh = df.select("*")
     fresh.collect()
-    explain = jar.jar_class(df.sparkSession, "pruning_explain")
-    plan = jar.java_dataframe(fresh).queryExecution().executedPlan()
+    return jar.jar_class(df.sparkSession, "pruning_explain"), jar.java_dataframe(fresh).queryExecution().executedPlan()
 
-    def optional(value: Any) -> int | None:
-        return None if value.isEmpty() else int(value.get())
 
-    return optional(explain.rowGroupsBeforePruning(plan)), optional(explain.rowGroupsPruned(plan))
+def _optional(value: Any) -> int | None:
+    """A Scala Option of a count as an int, or None."""
+    return None if value.isEmpty() else int(value.get())
