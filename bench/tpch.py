@@ -1,6 +1,6 @@
 """TPC-H with hsbloom off and on: the 22 queries, then selective shapes against their limit.
 
-    ./dev.sh bench tpch [--scale-factor 1] [--parts 24] [--repeat 3] [--shape-repeat 7] [--queries 1,8,9]
+    ./dev.sh bench tpch [--scale-factor 1] [--parts 24] [--repeat 5] [--shape-repeat 7] [--queries 1,8,9]
 
 The tables are generated as Parquet by tpchgen-cli (--parts files a table)
 under bench/data/ and indexed on their key columns (tests/tpch_data.py):
@@ -118,7 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale-factor", type=float, default=1.0)
     parser.add_argument("--parts", type=int, default=24)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape-repeat", type=int, default=7,
                         help="runs of each selective shape (they take well under a second, so noise needs more)")
     parser.add_argument("--queries", default="all", help="comma-separated query numbers, or 'all'")
