@@ -73,6 +73,14 @@ object IndexData {
     "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
     Checksums.FilterChecksum, Checksums.RowChecksum)
 
+  /** The checksummed fields of a file-table row (also the first columns of a zone-table row). */
+  private[index] def rowFields(row: Group): Checksums.RowFields =
+    Checksums.RowFields(row.getLong("file_id", 0), row.getString("file_path", 0), row.getLong("file_size", 0),
+      row.getLong("file_mtime", 0), row.getString("column", 0), row.getLong("num_rows", 0),
+      row.getLong("num_nulls", 0), row.getString("blocks_file", 0), row.getLong("blocks_offset", 0),
+      row.getInteger("blocks_count", 0), row.getInteger("blocks_position", 0), row.getInteger("bitset_bytes", 0),
+      row.getLong(Checksums.FilterChecksum, 0))
+
   /** `ProjectedColumns` as `part` stores them (a missing one fails here, naming it). */
   private def projection(part: Path, conf: Configuration): MessageType = {
     val reader = ParquetFileReader.open(HadoopInputFile.fromPath(part, conf))
@@ -130,11 +138,7 @@ object IndexData {
         try {
           var row: Group = rows.read()
           while (row != null) {
-            val fields = Checksums.RowFields(row.getLong("file_id", 0), row.getString("file_path", 0),
-              row.getLong("file_size", 0), row.getLong("file_mtime", 0), row.getString("column", 0),
-              row.getLong("num_rows", 0), row.getLong("num_nulls", 0), row.getString("blocks_file", 0),
-              row.getLong("blocks_offset", 0), row.getInteger("blocks_count", 0), row.getInteger("blocks_position", 0),
-              row.getInteger("bitset_bytes", 0), row.getLong(Checksums.FilterChecksum, 0))
+            val fields = IndexData.rowFields(row)
             val intact = fields.checksum(seed) == row.getLong(Checksums.RowChecksum, 0)
             if (!intact) damaged += 1
             if (intact && !droppedFileIds.contains(fields.fileId)) {

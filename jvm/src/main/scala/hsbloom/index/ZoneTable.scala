@@ -106,11 +106,7 @@ object ZoneTable {
         try {
           var row: Group = in.read()
           while (row != null) {
-            val fields = Checksums.RowFields(row.getLong("file_id", 0), row.getString("file_path", 0),
-              row.getLong("file_size", 0), row.getLong("file_mtime", 0), row.getString("column", 0),
-              row.getLong("num_rows", 0), row.getLong("num_nulls", 0), row.getString("blocks_file", 0),
-              row.getLong("blocks_offset", 0), row.getInteger("blocks_count", 0), row.getInteger("blocks_position", 0),
-              row.getInteger("bitset_bytes", 0), row.getLong(Checksums.FilterChecksum, 0))
+            val fields = IndexData.rowFields(row)
             val (rowGroup, rowGroups) = (row.getInteger("row_group", 0), row.getInteger("row_groups", 0))
             val (start, length) = (row.getLong("zone_start", 0), row.getLong("zone_length", 0))
             val key = FileKey.listed(fields.path)
