@@ -74,7 +74,9 @@ case "$cmd" in
     log "running the Scala tests"
     run_sbt test
     log "running pytest"
-    cd "$ROOT" && exec "$PY" -m pytest "$@" ;;
+    # Two test processes (one per core, each with its own SparkSession): much of a test's time is Spark's
+    # scheduling and the JVM's latency, not CPU. A test file runs whole in one process (its module fixtures).
+    cd "$ROOT" && exec "$PY" -m pytest -n "${HSBLOOM_TEST_WORKERS:-2}" --dist loadfile "$@" ;;
   bench)
     setup
     build_bench_jar

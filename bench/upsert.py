@@ -8,7 +8,9 @@ and "limit": the same statement on a copy of the table that holds only the files
 pruning could reach). Statements, with random existing keys: MERGE of 10 and of 100 updated rows, DELETE of
 10 keys, UPDATE of 1 key. Per run: the time, the target files the touched-file scans read (before -> after
 hsbloom, from `hs.run_explained`) and the files the commit rewrote. Then the same on --scale times the table
-(and files), to show that with hsbloom the cost grows with the keys, not with the table.
+(and files), to show that with hsbloom the cost grows with the keys, not with the table; with deletion
+vectors off only the first size runs (the growth is shown with them on, Delta's default for new tables here).
+`--prepare` writes the tables and their indexes and stops (so a timed run can start on a quiet machine).
 
 One run of each (a DML statement changes the table; RESTORE brings it back between runs): the figures are
 indicative, and the ratios are what to read.
@@ -40,6 +42,10 @@ def delta_table(spark, rows: int, files: int, dv: bool) -> str:
     return str(path)
 
 
+def index_name(rows: int, files: int, dv: bool) -> str:
+    return f"bench_upsert_{rows}_{files}_{int(dv)}"
+
+
 def ensure_index(spark, path: str, name: str, keys: list[str]) -> None:
     try:
         hsbloom.Hyperspace(spark).create_index(spark.read.format("delta").load(path),
@@ -49,9 +55,11 @@ def ensure_index(spark, path: str, name: str, keys: list[str]) -> None:
 
 
 def sample_rows(spark, path: str, rows: int, n: int, seed: int) -> list:
-    """`n` random rows of the table (spread over its files, not the first ones)."""
+    """`n` random rows of the table (spread over its files, not the first ones), each with `_file`, the file
+    that holds it (keys are unique, so that file is the only one holding its key)."""
     fraction = min(1.0, 50.0 * n / rows)
-    found = spark.read.format("delta").load(path).sample(fraction=fraction, seed=seed).collect()
+    found = spark.read.format("delta").load(path).sample(fraction=fraction, seed=seed) \
+        .withColumn("_file", F.input_file_name()).collect()
     return random.Random(seed).sample(found, n)
 
 
@@ -69,10 +77,9 @@ def statements(key: str, rows: list) -> dict[str, str]:
     }
 
 
-def limit_table(spark, path: str, key: str, keys: list, dv: bool, target: Path) -> str:
-    """A Delta table over copies of only the files that hold `keys` (CONVERT TO DELTA: same files, no rewrite)."""
-    holders = [r[0] for r in spark.read.format("delta").load(path).where(F.col(key).isin(keys))
-               .select(F.input_file_name()).distinct().collect()]
+def limit_table(spark, holders: set[str], dv: bool, target: Path) -> str:
+    """A Delta table over copies of only the files `holders` that hold the statement's keys (CONVERT TO DELTA:
+    same files, no rewrite)."""
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for name in holders:
@@ -106,7 +113,7 @@ def restore(spark, path: str, version: int) -> None:
 
 def measure(spark, rows: int, files: int, dv: bool, keys: list[str]) -> None:
     path = delta_table(spark, rows, files, dv)
-    ensure_index(spark, path, f"bench_upsert_{rows}_{files}_{int(dv)}", keys)
+    ensure_index(spark, path, index_name(rows, files, dv), keys)
     print(f"\n{rows:,} rows in {files} files, deletion vectors {'on' if dv else 'off'}")
     print(f"{'key':9s} {'statement':10s} {'off':>8s} {'on':>8s} {'limit':>8s}  {'on/limit':>8s}  "
           f"{'files read off -> on (limit)':30s} rewritten (on)")
@@ -116,8 +123,8 @@ def measure(spark, rows: int, files: int, dv: bool, keys: list[str]) -> None:
             spark.createDataFrame([r.asDict() | {"payload": float(i)} for i, r in enumerate(sample[:n])]) \
                 .select("long_key", "uuid_key", "payload").createOrReplaceTempView(f"upsert_src{n}")
         for label, statement in statements(key, sample).items():
-            wanted = [r[key] for r in sample[:int(label.split()[1])]]
-            limit = limit_table(spark, path, key, wanted, dv, DATA / "upsert_limit")
+            holders = {r["_file"] for r in sample[:int(label.split()[1])]}
+            limit = limit_table(spark, holders, dv, DATA / "upsert_limit")
             times, scans = {}, {}
             for mode, target, enabled in (("off", path, False), ("on", path, True), ("limit", limit, False)):
                 times[mode], scans[mode], version = run(spark, statement, target, enabled)
@@ -140,12 +147,17 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=5, help="then the same at this many times rows and files")
     parser.add_argument("--dv", choices=["on", "off", "both"], default="both")
     parser.add_argument("--keys", default="long_key,uuid_key")
+    parser.add_argument("--prepare", action="store_true", help="write the tables and indexes, time nothing")
     args = parser.parse_args()
     keys = args.keys.split(",")
     spark = session("hsbloom-bench-upsert", delta=True, driver_memory="4g")
     for dv in {"on": [True], "off": [False], "both": [True, False]}[args.dv]:
-        for factor in sorted({1, args.scale}):
-            measure(spark, args.rows * factor, args.files * factor, dv, keys)
+        for factor in sorted({1, args.scale}) if dv else [1]:
+            rows, files = args.rows * factor, args.files * factor
+            if args.prepare:
+                ensure_index(spark, delta_table(spark, rows, files, dv), index_name(rows, files, dv), keys)
+            else:
+                measure(spark, rows, files, dv, keys)
     spark.stop()
 
 

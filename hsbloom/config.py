@@ -15,6 +15,12 @@ from typing import Any, Sequence
 from hsbloom.errors import InvalidConfigError
 
 MAX_NAME_LENGTH = 128
+# With fpp left to its default, each file's filter gets fpp min(DEFAULT_FPP, FALSE_FILES_PER_PROBE / files): a probed
+# value then makes about FALSE_FILES_PER_PROBE false-positive files whatever the number of files (one extra file
+# read per 20 lookups). The global filter and the zones, whose false positives do not grow with the file count,
+# keep DEFAULT_FPP (docs/indexes.md#false-positive-rate, docs/design/decisions.md).
+DEFAULT_FPP = 0.01
+FALSE_FILES_PER_PROBE = 0.05
 # "file": one filter per source file and column; "row_group": also one per row group of a Parquet file (zones).
 GRANULARITIES = ("file", "row_group")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]+")
@@ -28,7 +34,10 @@ class BFIndexConfig:
     - indexed_columns: top-level column names, at least one, no duplicates (kept as a tuple).
     - expected_num_items: distinct values to size every file's filter for; None sizes each
       file's filter from that file's own data.
-    - fpp: target false-positive probability, strictly between 0 and 1.
+    - fpp: target false-positive probability, strictly between 0 and 1, of every filter; None (the default) sizes
+      it from the number of files: each file's filter gets min(0.01, 0.05 / files), so a looked-up value reads
+      about one false-positive file per twenty lookups however many files there are, and the global filter and
+      zones get 0.01 (`file_fpp` and `shared_fpp`).
     - global_filter: also build one filter per column over all files (for joins).
     - granularity: "file" (one filter per file and column) or "row_group" (also one per row group of each
       Parquet file, a zone, so a lookup reads only the row groups that may hold its values; Parquet and Delta
@@ -38,7 +47,7 @@ class BFIndexConfig:
     index_name: str
     indexed_columns: Sequence[str]
     expected_num_items: int | None = None
-    fpp: float = 0.01
+    fpp: float | None = None
     global_filter: bool = True
     granularity: str = "file"
 
@@ -46,7 +55,8 @@ class BFIndexConfig:
         validate_index_name(self.index_name)
         object.__setattr__(self, "indexed_columns", _validated_columns(self.indexed_columns))
         _validate_expected_num_items(self.expected_num_items)
-        object.__setattr__(self, "fpp", _validated_fpp(self.fpp))
+        if self.fpp is not None:
+            object.__setattr__(self, "fpp", _validated_fpp(self.fpp))
         if not isinstance(self.global_filter, bool):
             raise InvalidConfigError(f"global_filter must be True or False, got {self.global_filter!r}")
         if self.granularity not in GRANULARITIES:
@@ -58,6 +68,17 @@ class BFIndexConfig:
     def zones(self) -> bool:
         """Whether the index keeps a filter per row group too (granularity "row_group")."""
         return self.granularity == "row_group"
+
+    def file_fpp(self, num_files: int) -> float:
+        """The false-positive probability of each file's filter in a version of `num_files` files."""
+        if self.fpp is not None:
+            return self.fpp
+        return min(DEFAULT_FPP, FALSE_FILES_PER_PROBE / max(num_files, 1))
+
+    @property
+    def shared_fpp(self) -> float:
+        """The false-positive probability of the global filter and of zone filters (not multiplied by files)."""
+        return DEFAULT_FPP if self.fpp is None else self.fpp
 
     def to_dict(self) -> dict[str, Any]:
         """The config as JSON-able data, as the operation log stores it."""

@@ -107,7 +107,8 @@ class Hyperspace:
             explain.forget_index_listing(self.spark)
 
     def indexes(self) -> Any:
-        """A DataFrame of all indexes: name, indexed_columns, state, source, num_files, index_size (bytes), fpp."""
+        """A DataFrame of all indexes: name, indexed_columns, state, source, num_files, index_size (bytes), fpp (of
+        each file's filter)."""
         with hsbloom_errors("listing indexes"):
             return catalog.indexes_dataframe(self.spark)
 

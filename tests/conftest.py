@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -36,7 +37,11 @@ def spark(tmp_path_factory):
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.hsbloom.system.path", str(warehouse / "indexes"))
     )
-    session = hsbloom.configure(builder, delta=True).getOrCreate()
+    # Under pytest-xdist each worker starts its own session; one at a time, so that two JVMs never resolve the
+    # Delta package into the same Ivy cache at once (on a fresh machine that downloads it).
+    with open(tmp_path_factory.getbasetemp().parent / "spark-session-start.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        session = hsbloom.configure(builder, delta=True).getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     yield session
     session.stop()

@@ -11,7 +11,7 @@ from hsbloom.errors import InvalidConfigError
 def test_defaults_and_columns_kept_as_a_tuple():
     config = BFIndexConfig("events_ids", ["user_id", "trace_id"])
     assert config.indexed_columns == ("user_id", "trace_id")
-    assert (config.expected_num_items, config.fpp, config.global_filter) == (None, 0.01, True)
+    assert (config.expected_num_items, config.fpp, config.global_filter) == (None, None, True)
 
 
 def test_round_trips_through_its_dict_form():
@@ -80,7 +80,7 @@ def test_invalid_columns_are_refused(columns, message):
         BFIndexConfig("idx", columns)
 
 
-@pytest.mark.parametrize("fpp", [0, 0.0, 1, 1.0, -0.1, 1.5, float("nan"), float("inf"), True, "0.1", None])
+@pytest.mark.parametrize("fpp", [0, 0.0, 1, 1.0, -0.1, 1.5, float("nan"), float("inf"), True, "0.1"])
 def test_fpp_must_be_strictly_between_0_and_1(fpp):
     with pytest.raises(InvalidConfigError, match="fpp must be"):
         BFIndexConfig("idx", ["x"], fpp=fpp)
@@ -102,3 +102,17 @@ def test_config_is_immutable():
     config = BFIndexConfig("idx", ["x"])
     with pytest.raises(AttributeError):
         config.fpp = 0.5  # type: ignore[misc]
+
+
+def test_the_default_fpp_keeps_false_positive_files_per_probe_at_one_in_twenty():
+    default = BFIndexConfig("idx", ["x"])
+    assert default.fpp is None and default.to_dict()["fpp"] is None
+    assert BFIndexConfig.from_dict(default.to_dict()) == default
+    # min(0.01, 0.05 / files): files x fpp, the expected false-positive files of one probed value, is 0.05
+    # from 5 files on (fewer files: the 0.01 of the filters' usual default).
+    assert [default.file_fpp(n) for n in (0, 1, 5)] == [0.01, 0.01, 0.01]
+    for files in (6, 200, 10_000, 1_000_000):
+        assert default.file_fpp(files) * files == pytest.approx(0.05)
+    assert default.shared_fpp == 0.01
+    fixed = BFIndexConfig("idx", ["x"], fpp=0.02)
+    assert fixed.file_fpp(10_000) == 0.02 and fixed.shared_fpp == 0.02

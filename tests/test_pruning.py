@@ -78,6 +78,25 @@ def test_lookups_on_200_files_read_the_file_plus_about_fpp_times_files(spark, wi
     assert files_read(df.where(F.col("key") == rows[0].key)) == 200
 
 
+def test_the_default_fpp_reads_about_one_false_positive_file_per_twenty_probes(spark, wide, tmp_path):
+    """At the default fpp (0.05 / files for each file's filter) 200 absent values probe at most about 10
+    false-positive files in all (fewer: filters round up to a power of two), and fewer than at fpp 0.01."""
+    copy = copy_tree(wide, tmp_path / "wide_default")
+    hs = hsbloom.Hyperspace(spark)
+    hs.create_index(spark.read.parquet(copy), hsbloom.BFIndexConfig("wide_default", ["key"], global_filter=False))
+    info, fixed = hs.index("wide_default"), hs.index("wide_key")
+    assert info.file_fpp == pytest.approx(0.05 / 200) and info.shared_fpp == 0.01
+    assert hs.indexes().where("name = 'wide_default'").first().fpp == pytest.approx(0.05 / 200)
+    assert info.columns[0].file_filter_bytes > 1.5 * fixed.columns[0].file_filter_bytes
+    rng = random.Random(11)
+    probes = [[rng.randint(-(2**63), 2**63 - 1) for _ in range(20)] for _ in range(10)]
+    hsbloom.enable(spark)
+    read_default = sum(files_read(spark.read.parquet(copy).where(F.col("key").isin(p))) for p in probes)
+    read_fixed = sum(files_read(spark.read.parquet(wide).where(F.col("key").isin(p))) for p in probes)
+    assert read_default <= 2.5 * 200 * 0.05, read_default
+    assert read_fixed >= 3 * max(read_default, 1), (read_fixed, read_default)
+
+
 def copy_tree(source: str, target: Path) -> str:
     shutil.copytree(source, target)
     return str(target)

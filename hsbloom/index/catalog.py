@@ -69,6 +69,10 @@ class IndexInfo:
     data_path: str  # the newest data directory of the version
     data_paths: tuple[str, ...]  # every data directory the version reads, oldest first (docs/refresh.md)
     num_files: int
+    # The false-positive probability of each file's filter (sized from the file count unless the config fixes
+    # it) and of the global filter and zones (docs/indexes.md#false-positive-rate).
+    file_fpp: float
+    shared_fpp: float
     num_rows: int | None  # None until a build has completed
     index_bytes: int | None
     columns: tuple[ColumnStatistics, ...]  # empty until a build has completed
@@ -107,6 +111,8 @@ def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[st
         data_path=layout.data_path(entry.data_version),  # from where the log is, so a moved system path works
         data_paths=tuple(layout.data_path(v) for v in entry.parts),
         num_files=int(summary.get("num_files", len(entry.source.files))),
+        file_fpp=entry.fpps[0],
+        shared_fpp=entry.fpps[1],
         num_rows=summary.get("num_rows"),
         index_bytes=summary.get("index_bytes"),
         columns=columns,
@@ -211,7 +217,7 @@ def indexes_dataframe(spark: Any) -> Any:
             info.source.describe(),
             info.num_files,
             info.index_bytes,
-            info.config.fpp,
+            info.file_fpp,
             "; ".join(info.damage) or None,
         )
         if isinstance(info, IndexInfo)

@@ -24,7 +24,7 @@ from enum import Enum
 from typing import Any, Iterator
 
 from hsbloom import jar
-from hsbloom.config import BFIndexConfig
+from hsbloom.config import DEFAULT_FPP, BFIndexConfig
 from hsbloom.errors import CorruptLogError
 from hsbloom.index.sources import FileFingerprint, Source
 from hsbloom.version import __version__
@@ -187,6 +187,14 @@ class LogEntry:
         if self.data_parts:
             return self.data_parts
         return () if self.data_version is None else (self.data_version,)
+
+    @property
+    def fpps(self) -> tuple[float, float]:
+        """(file filters' fpp, global filter's and zones' fpp) of this version: as built (the summary), else as
+        configured (entries written before the fpp was sized from the file count), else the default."""
+        summary = self.summary or {}
+        configured = self.config.fpp if self.config is not None and self.config.fpp is not None else DEFAULT_FPP
+        return float(summary.get("file_fpp", configured)), float(summary.get("shared_fpp", configured))
 
     def successor(self, state: State, operation: str, writer: Writer, **changes: Any) -> "LogEntry":
         """The next entry: this one's content with a new id, state, operation, writer and time."""

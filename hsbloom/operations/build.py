@@ -40,6 +40,7 @@ def build_index_data(
     global_filter_blocks: dict[str, int] | None = None,
     global_held_hashes: int | None = None,
     granularity: str = "file",
+    shared_fpp: float | None = None,
 ) -> dict[str, Any]:
     """Build and write `<data_path>/files` and (with `global_filter`) `<data_path>/global`.
 
@@ -53,14 +54,17 @@ def build_index_data(
     version's filter. `global_held_hashes` (a tuning knob, tests use it) caps
     the hashes a global-filter task holds before its filter's size is known;
     past it the task builds at the largest size and folds down. `granularity` "row_group" also writes
-    `<data_path>/zones`, a filter per row group and column (docs/design/zones.md). Returns the summary: number of files and rows, index bytes, and per
-    column rows, nulls, distinct estimate and filter bytes.
+    `<data_path>/zones`, a filter per row group and column (docs/design/zones.md). `fpp` is the file filters'
+    false-positive probability, `shared_fpp` (default: `fpp`) the global filter's and the zones'. Returns the
+    summary: number of files and rows, index bytes, the two fpps, and per column rows, nulls, distinct estimate and
+    filter bytes.
     """
     request = {
         "columns": list(columns),
         "files": [{"file_id": f.file_id, "path": f.path, "size": f.size, "mtime": f.mtime} for f in files],
         "expected_num_items": expected_num_items,
         "fpp": fpp,
+        "shared_fpp": fpp if shared_fpp is None else shared_fpp,
         "global_filter": global_filter,
         "data_path": data_path,
         "description": description,
@@ -73,5 +77,6 @@ def build_index_data(
     if global_filter_blocks:
         request["global_filter_blocks"] = global_filter_blocks
     scan = jar.jar_class(spark, "build_input").of(jar.java_dataframe(df), json.dumps([f.path for f in files]))
-    summary = jar.jar_class(spark, "index_build").run(scan, json.dumps(request))
-    return json.loads(summary)
+    summary = json.loads(jar.jar_class(spark, "index_build").run(scan, json.dumps(request)))
+    summary["file_fpp"], summary["shared_fpp"] = request["fpp"], request["shared_fpp"]
+    return summary

@@ -80,8 +80,9 @@ def run_whole_build(op: Operation, begin: LogEntry, df: Any, outcome: str) -> Lo
 
     def work() -> LogEntry:
         summary = build.build_index_data(
-            op.ctx.spark, df, source.files, list(config.indexed_columns), config.expected_num_items, config.fpp,
-            config.global_filter, begin.data_path, description, granularity=config.granularity,
+            op.ctx.spark, df, source.files, list(config.indexed_columns), config.expected_num_items,
+            config.file_fpp(len(source.files)), config.global_filter, begin.data_path, description,
+            granularity=config.granularity, shared_fpp=config.shared_fpp,
         )
         return op.ends(begin, State.ACTIVE, summary=summary)
 

@@ -73,7 +73,7 @@ def refresh_incremental(ctx: IndexContext, base: LogEntry, df: Any, changes: Sou
                              f"index {ctx.name!r}: dropped {len(changes.deleted)} deleted files")
 
     def referring(data_path: str, description: str) -> dict[str, Any]:
-        built = _build_appended(ctx, base, df, appended, data_path, description)
+        built = _build_appended(ctx, base, df, appended, data_path, description, len(source.files))
         return _incremental_summary(
             base, _referring_totals(ctx, base, built, changes.deleted), built, len(source.files),
             len(changes.deleted), base.summary["index_bytes"] + built["index_bytes"],
@@ -120,10 +120,17 @@ def _write_directory(
 
 
 def _build_appended(
-    ctx: IndexContext, base: LogEntry, df: Any, appended: tuple[SourceFile, ...], data_path: str, description: str
+    ctx: IndexContext,
+    base: LogEntry,
+    df: Any,
+    appended: tuple[SourceFile, ...],
+    data_path: str,
+    description: str,
+    num_files: int,
 ) -> dict[str, Any]:
     """Build the appended files into `data_path`, each global filter at the size of the previous version's (so
-    that the filters of every data directory of the version line up and can be OR-ed); returns the summary."""
+    that the filters of every data directory of the version line up and can be OR-ed), each file filter at the
+    fpp for the new version's `num_files`; returns the summary."""
     assert base.config is not None and base.summary is not None
     config = base.config
     blocks = None
@@ -131,8 +138,9 @@ def _build_appended(
         sizes = {c: s["global_filter_bytes"] for c, s in base.summary["columns"].items()}
         blocks = json.loads(jar.jar_class(ctx.spark, "index_refresh").globalFilterBlocks(json.dumps(sizes)))
     built = build.build_index_data(
-        ctx.spark, df, appended, list(config.indexed_columns), config.expected_num_items, config.fpp,
+        ctx.spark, df, appended, list(config.indexed_columns), config.expected_num_items, config.file_fpp(num_files),
         config.global_filter, data_path, description, global_filter_blocks=blocks, granularity=config.granularity,
+        shared_fpp=config.shared_fpp,
     )
     for column in config.indexed_columns if config.global_filter else ():
         want = base.summary["columns"][column]["global_filter_bytes"]
@@ -185,7 +193,7 @@ def _compact(
 
     def compacting(data_path: str, description: str) -> dict[str, Any]:
         staging = f"{data_path}/_appended" if appended else None
-        built = _build_appended(ctx, base, df, appended, staging, description) if staging else None
+        built = _build_appended(ctx, base, df, appended, staging, description, len(source.files)) if staging else None
         stats = json.loads(jar.jar_class(ctx.spark, "index_refresh").assemble(
             jar.java_session(ctx.spark), json.dumps([ctx.layout.data_path(v) for v in base.parts]), staging, data_path,
             json.dumps([f.file_id for f in changes.kept]), json.dumps(list(config.indexed_columns)),
@@ -208,7 +216,8 @@ def _incremental_summary(
 ) -> dict[str, Any]:
     """The new version's summary from `stats`, per column the totals over the version's file rows
     (`num_rows`, `num_nulls`, `ndv_sum`, `file_filter_bytes`); the global filters keep their size, and their
-    distinct estimate grows by the appended files' (an upper bound: values may repeat)."""
+    distinct estimate grows by the appended files' (an upper bound: values may repeat). Its `file_fpp` is the
+    largest any of its file filters was built for (the earlier files keep theirs until a full refresh)."""
     assert base.config is not None and base.summary is not None
     columns = {}
     for column in base.config.indexed_columns:
@@ -228,10 +237,15 @@ def _incremental_summary(
         }
     first = columns[base.config.indexed_columns[0]]
     deleted_before = base.summary.get(GLOBAL_FILTER_DELETED_FILES, 0)
+    file_fpp, shared_fpp = base.fpps
+    if appended:
+        file_fpp = max(file_fpp, appended["file_fpp"])
     return {
         "num_files": num_files,
         "num_rows": first["num_rows"],
         "index_bytes": index_bytes,
+        "file_fpp": file_fpp,
+        "shared_fpp": shared_fpp,
         "columns": columns,
         GLOBAL_FILTER_DELETED_FILES: deleted_before + num_deleted if base.config.global_filter else 0,
     }

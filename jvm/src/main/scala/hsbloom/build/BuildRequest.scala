@@ -12,6 +12,7 @@ final case class BuildRequest(
     columns: Seq[String],
     files: Seq[ListedFile],
     expectedNumItems: Option[Long],
+    /** The file filters' false-positive probability. */
     fpp: Double,
     globalFilter: Boolean,
     dataPath: String,
@@ -23,10 +24,14 @@ final case class BuildRequest(
     /** Hashes a global-filter task holds before it builds at the largest size and folds (a tuning knob). */
     globalHeldHashes: Long = BuildRequest.DefaultGlobalHeldHashes,
     /** "file": one filter per file and column; "row_group": also one per row group (zones, Parquet only). */
-    granularity: String = BuildRequest.FileGranularity) {
+    granularity: String = BuildRequest.FileGranularity,
+    /** The global filter's and the zones' false-positive probability (their false positives do not add up over
+     *  files); NaN: `fpp`. */
+    sharedFppOrNaN: Double = Double.NaN) {
   require(BuildRequest.Granularities.contains(granularity),
     s"granularity must be one of ${BuildRequest.Granularities.mkString(", ")}, got '$granularity'")
   def zones: Boolean = granularity == BuildRequest.RowGroupGranularity
+  def sharedFpp: Double = if (sharedFppOrNaN.isNaN) fpp else sharedFppOrNaN
 }
 
 object BuildRequest {
@@ -59,6 +64,7 @@ object BuildRequest {
       globalFilterBlocks = Option(root.get("global_filter_blocks")).filterNot(_.isNull)
         .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty),
       globalHeldHashes = Option(root.get("global_held_hashes")).map(_.asLong).getOrElse(DefaultGlobalHeldHashes),
-      granularity = Option(root.get("granularity")).filterNot(_.isNull).map(_.asText).getOrElse(FileGranularity))
+      granularity = Option(root.get("granularity")).filterNot(_.isNull).map(_.asText).getOrElse(FileGranularity),
+      sharedFppOrNaN = Option(root.get("shared_fpp")).filterNot(_.isNull).map(_.asDouble).getOrElse(Double.NaN))
   }
 }

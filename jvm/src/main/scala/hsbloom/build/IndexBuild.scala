@@ -75,7 +75,7 @@ object IndexBuild {
       math.min(NumBuckets * columns, math.max(2 * columns, math.min(bySize, 4 * sc.defaultParallelism)))
     }
     val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fpp, request.globalFilter,
-      request.maxBufferedHashes, globalPartitions)
+      request.maxBufferedHashes, globalPartitions, request.sharedFpp)
     val zonePartitions = if (request.zones) filePartitions else 0
     val hadoopConf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConf()))
     val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(df, request.columns.map(c => resolveName(df, c)))
@@ -153,7 +153,7 @@ object IndexBuild {
       globalPartitions: Int): Map[String, (Long, Long)] = {
     val columns = request.columns
     val fixedBlocks = columns.map(c => request.globalFilterBlocks.getOrElse(c, 0)).toArray
-    val (fpp, heldHashes) = (request.fpp, request.globalHeldHashes)
+    val (fpp, heldHashes) = (request.sharedFpp, request.globalHeldHashes)
     val sizes = spark.sparkContext.collectionAccumulator[(Int, Long, Int)]("hsbloom global filter sizes")
     val chunks = PartitionPruningRDD.create(shuffled, p => p >= filePartitions && p < filePartitions + globalPartitions)
       .mapPartitionsWithIndex { case (index, records) =>

@@ -7,9 +7,9 @@ import hsbloom.build.BuildPartitioner.{BucketChunk, BucketShift, NumBuckets}
 import hsbloom.index.FileKey
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
-/** What every map task needs to know about the build. */
+/** What every map task needs to know about the build; `fpp` is the file filters', `zoneFpp` the zones'. */
 final case class MapSettings(columnTypes: Array[DataType], expectedNumItems: Option[Long], fpp: Double,
-    globalFilter: Boolean, maxBufferedHashes: Int, globalPartitions: Int)
+    globalFilter: Boolean, maxBufferedHashes: Int, globalPartitions: Int, zoneFpp: Double)
 
 /**
  * The map side over one task's rows: tracks the current file, buffers its

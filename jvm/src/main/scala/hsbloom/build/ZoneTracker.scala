@@ -20,8 +20,8 @@ import hsbloom.sbbf.{ParquetHash, Sbbf}
  * gives the block no zones, and planning then reads its file whole.
  */
 final class ZoneTracker(settings: MapSettings, conf: Configuration) {
-  /** Zone filters are always fitted to their row group (a fixed `expected_num_items` is per file). */
-  private val zoneSettings = settings.copy(expectedNumItems = None)
+  /** Zone filters are always fitted to their row group (a fixed `expected_num_items` is per file), at the zones' fpp. */
+  private val zoneSettings = settings.copy(expectedNumItems = None, fpp = settings.zoneFpp)
   private val numColumns = settings.columnTypes.length
   private val rowHashers = settings.columnTypes.map(t => ParquetHash.hasherFor(t).get)
   /** The current row group's filter per column, sized for its row count (known from the footer), folded at its end. */
@@ -104,7 +104,7 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
   private def startGroup(): Unit = {
     while (current < groups.size && groups(current).rows == 0) { finishGroup(); current += 1 }
     rowsLeft = if (current < groups.size) groups(current).rows else 0L
-    if (rowsLeft > 0) for (c <- 0 until numColumns) filters(c) = Sbbf.forNdv(rowsLeft, settings.fpp)
+    if (rowsLeft > 0) for (c <- 0 until numColumns) filters(c) = Sbbf.forNdv(rowsLeft, zoneSettings.fpp)
   }
 
   private def finishGroup(): Unit = {

@@ -31,6 +31,7 @@ object IndexLog {
       id: Long,
       state: String,
       indexedColumns: Seq[String],
+      /** The file filters' false-positive probability (NaN while unknown). */
       fpp: Double,
       format: String,
       rootPaths: Seq[String],
@@ -43,7 +44,9 @@ object IndexLog {
       columnSummaries: Map[String, IndexLog.ColumnSummary] = Map.empty,
       dataParts: Seq[Long] = Nil,
       droppedFileIds: Set[Long] = Set.empty,
-      readFacts: Option[ReadFacts.Facts] = None) {
+      readFacts: Option[ReadFacts.Facts] = None,
+      /** The global filter's (and zones') false-positive probability (NaN while unknown). */
+      sharedFpp: Double = Double.NaN) {
     /** The root paths as `FileKey`s, to match a relation's roots (computed once; entries are cached). */
     lazy val rootKeys: Set[String] = rootPaths.map(FileKey.listed).toSet
     def describe: String = {
@@ -136,12 +139,15 @@ object IndexLog {
       throw new IllegalArgumentException(s"log entry of index '$indexName' lists data parts " +
         s"${dataParts.mkString(", ")} that do not end with its data version ${dataVersion.getOrElse("(none)")}")
     }
+    // As built (the summary), else as configured (entries from before the fpp was sized from the file count).
+    def fppOf(built: String): Double = opt(root, "summary").flatMap(opt(_, built))
+      .orElse(config.flatMap(opt(_, "fpp")).filterNot(_.isNull)).map(_.asDouble).getOrElse(Double.NaN)
     Entry(
       indexName = config.flatMap(opt(_, "index_name")).map(_.asText).getOrElse(indexName),
       id = req(root, "id").asLong,
       state = state,
       indexedColumns = strings(config.flatMap(opt(_, "indexed_columns"))),
-      fpp = config.flatMap(opt(_, "fpp")).map(_.asDouble).getOrElse(Double.NaN),
+      fpp = fppOf("file_fpp"),
       format = source.flatMap(opt(_, "format")).map(_.asText).getOrElse(""),
       rootPaths = strings(source.flatMap(opt(_, "root_paths"))),
       options = stringMap(source.flatMap(opt(_, "options"))),
@@ -157,6 +163,7 @@ object IndexLog {
       }.toMap).getOrElse(Map.empty),
       dataParts = dataParts,
       droppedFileIds = opt(root, "dropped_file_ids").map(_.elements.asScala.map(_.asLong).toSet).getOrElse(Set.empty),
-      readFacts = source.flatMap(opt(_, "read_facts")).map(n => stringMap(Some(n))))
+      readFacts = source.flatMap(opt(_, "read_facts")).map(n => stringMap(Some(n))),
+      sharedFpp = fppOf("shared_fpp"))
   }
 }

@@ -107,7 +107,7 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     }
     val probed = keyColumnStats(target, targetKey, throughJoins = true)
     val decision = if (!modelled) JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false") else JoinCostModel.globalFilter(
-      summary.ndv, probed.map(_._1.ndv).filter(_ > 0), c.index.entry.fpp, summary.globalFilterBytes,
+      summary.ndv, probed.map(_._1.ndv).filter(_ > 0), c.index.entry.sharedFpp, summary.globalFilterBytes,
       target.stats.sizeInBytes, probedThroughJoin = probed.exists(!_._2))
     if (!decision.applies) return skip(decision.reason)
     if (!everyFileIndexed(column.fs.location, c.index)) {
