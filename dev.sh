@@ -72,7 +72,7 @@ case "$cmd" in
   test)
     setup
     log "running the Scala tests"
-    run_sbt test
+    run_sbt test bench/compile  # the benchmarks' jar too, so a change that breaks it fails here
     log "running pytest"
     # Two test processes (one per core, each with its own SparkSession): much of a test's time is Spark's
     # scheduling and the JVM's latency, not CPU. A test file runs whole in one process (its module fixtures).
