@@ -297,3 +297,28 @@ def test_delta_with_column_mapping_adopts_by_physical_name(spark, tmp_path):
     assert info.adopted_files == 2, info.hashed_files
     checks = [p.replace("key", "k") for p in predicates(31, data, 20) if not p.startswith("d")]
     same_rows(spark, [directory], checks, fmt="delta")
+
+
+def test_an_incremental_refresh_adopts_appended_files_and_keeps_the_count(spark, tmp_path):
+    directory = tmp_path / "growing"
+    directory.mkdir()
+
+    def add(f: int) -> None:
+        table = pa.table({"id": pa.array(range(f * 500, f * 500 + 500), pa.int64()),
+                          "key": pa.array([i * 11 for i in range(f * 500, f * 500 + 500)], pa.int64())})
+        pq.write_table(table, directory / f"g{f}.parquet", use_dictionary=False,
+                       bloom_filter_options={"key": {"ndv": 500, "fpp": 0.001}})
+
+    add(0)
+    add(1)
+    hs = hsbloom.Hyperspace(spark)
+    assert build(spark, spark.read.parquet(str(directory)), "adopt_growing", ["key"]).adopted_files == 2
+    add(2)
+    hs.refresh_index("adopt_growing", mode="incremental")
+    assert hs.index("adopt_growing").adopted_files == 3
+    assert [Path(local(p)).name for p in hs.adopted_files("adopt_growing")] == ["g0.parquet", "g1.parquet", "g2.parquet"]
+    (directory / "g0.parquet").unlink()
+    hs.refresh_index("adopt_growing", mode="incremental")
+    assert hs.index("adopt_growing").adopted_files is None  # which deleted files were adopted is not in the log
+    assert [Path(local(p)).name for p in hs.adopted_files("adopt_growing")] == ["g1.parquet", "g2.parquet"]
+    same_rows(spark, [str(directory)], ["key = 5500", "key = 11", "key = 12", "key IS NULL"])

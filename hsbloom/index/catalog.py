@@ -137,7 +137,8 @@ def adopted_file_paths(spark: Any, name: str) -> list[str]:
     if "filter_source" not in rows.columns:
         return []  # written before adoption: every filter was hashed
     adopted = rows.where("filter_source = 'adopted'").select("file_path").distinct().collect()
-    return sorted(r.file_path for r in adopted)
+    listed = {f.path for f in info.source.files}  # a version's older directories may hold files since deleted
+    return sorted(r.file_path for r in adopted if r.file_path in listed)
 
 
 def found_damage(spark: Any, data_paths: tuple[str, ...]) -> tuple[str, ...]:
