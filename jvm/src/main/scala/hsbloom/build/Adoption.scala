@@ -68,41 +68,44 @@ object Adoption {
   }
 
   /**
-   * Reads every listed file's native filters and writes the file-table rows
-   * of those adopted into `request.dataPath` (the table's first write).
+   * Decides, in a first job, which listed files' native filters can be
+   * adopted (reading footers and filters, keeping only the decision); when
+   * some can, a second job reads those files' filters again and writes their
+   * file-table rows into `request.dataPath` (the table's first write). So a
+   * source without adoptable filters costs one footer read per file and no
+   * write. A file decided adoptable that no longer is (changed meanwhile)
+   * fails the build: it would otherwise be in neither part of the table.
    */
   def run(df: DataFrame, request: BuildRequest, physical: Seq[String], types: Seq[DataType]): Outcome = {
     val columns = request.columns
     val spark = df.sparkSession
     val sc = spark.sparkContext
     val conf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConf()))
-    val decisions = sc.collectionAccumulator[(Long, String)]("hsbloom native filter decisions")
-    val stats = sc.collectionAccumulator[FileStats]("hsbloom adopted file statistics")
     val fpp = request.fpp
-    val partitions = math.max(1, math.min(request.files.size, 4 * sc.defaultParallelism))
-    val rows = sc.parallelize(request.files, partitions).mapPartitions(_.flatMap { file =>
-      NativeFilters.read(file, physical, types, fpp, conf.value.value) match {
-        case Left(why) => decisions.add(file.fileId -> why); Nil
-        case Right(adopted) =>
-          decisions.add(file.fileId -> Adopted)
-          columns.zip(adopted).map { case (c, a) =>
-            stats.add(FileStats(file.fileId, c, a.rows, a.nulls, a.ndv, a.filter.length))
-            Row(file.fileId, file.path, file.size, file.mtime, c, a.rows, a.nulls, a.ndv, a.filter, Adopted)
-          }
+    def partitions(n: Int) = math.max(1, math.min(n, 4 * sc.defaultParallelism))
+    val decided = sc.parallelize(request.files, partitions(request.files.size)).map { file =>
+      file.fileId -> NativeFilters.read(file, physical, types, fpp, conf.value.value).left.toOption
+    }.collect().toSeq
+    val adoptable = decided.collect { case (id, None) => id }.toSet
+    val hashedWhy = decided.flatMap(_._2).groupBy(identity).map { case (why, fs) => why -> fs.size }
+    if (adoptable.isEmpty) return Outcome(wroteTable = false, Set.empty, Nil, hashedWhy)
+
+    val stats = sc.collectionAccumulator[FileStats]("hsbloom adopted file statistics")
+    val files = request.files.filter(f => adoptable(f.fileId))
+    val rows = sc.parallelize(files, partitions(files.size)).mapPartitions(_.flatMap { file =>
+      val adopted = NativeFilters.read(file, physical, types, fpp, conf.value.value).fold(
+        why => throw new IllegalStateException(s"source file ${file.path} changed during the index build ($why); " +
+          "build the index again"), identity)
+      columns.zip(adopted).map { case (c, a) =>
+        stats.add(FileStats(file.fileId, c, a.rows, a.nulls, a.ndv, a.filter.length))
+        Row(file.fileId, file.path, file.size, file.mtime, c, a.rows, a.nulls, a.ndv, a.filter, Adopted)
       }
     })
     val schema = IndexTables.FileTableSchema.add(IndexTables.FilterSource, StringType, nullable = true)
     IndexTables.writeFileTable(spark.createDataFrame(rows, schema), request.dataPath, "errorifexists")
-    val decided = decisions.value.asScala.toSeq
-    Outcome(
-      wroteTable = true,
-      adopted = decided.collect { case (id, Adopted) => id }.toSet,
-      stats = stats.value.asScala.toSeq,
-      hashedWhy = decided.filter(_._2 != Adopted).groupBy(_._2).map { case (why, fs) => why -> fs.size })
+    Outcome(wroteTable = true, adoptable, stats.value.asScala.toSeq, hashedWhy)
   }
 
   /** `filter_source` of a file filter taken from the file's native filters. */
   val Adopted = "adopted"
-  /** `filter_source` of a file filter hashed from the data. */
-  val Hashed = "hashed"
 }

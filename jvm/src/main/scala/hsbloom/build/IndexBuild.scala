@@ -74,6 +74,8 @@ object IndexBuild {
       case Left(why) => Adoption.Outcome.none(why, request.files.size)
       case Right(physical) => Adoption.run(df, request, physical, columnTypes)
     }
+    log.info(s"${request.description}: ${adoption.adopted.size} files' filters adopted from their Parquet " +
+      s"Bloom filters; hashed: ${adoption.hashedWhy.map { case (why, n) => s"$n ($why)" }.mkString(", ")}")
     val hashedFiles = request.files.filterNot(f => adoption.adopted(f.fileId))
     val scanned = if (adoption.adopted.isEmpty) df
       else BuildInput.of(df.asInstanceOf[ClassicDataset[_]], new ObjectMapper().writeValueAsString(hashedFiles.map(_.path).toArray))
