@@ -15,6 +15,14 @@ hsbloom at file granularity; (z) hsbloom with zones; (d) reading only the
 matching row groups (each copied once into a file of its own): the limit.
 And the row groups read by (z), from the scan metrics. Every method runs
 once per round, interleaved, so a load change hits all alike.
+
+Then the build time over table A's native copies, adopting their filters vs
+hashing the keys (`spark.hsbloom.build.adoptNativeFilters`), beside a plain
+scan of the key columns: the copy with filters sized for a row group (whose
+OR over a file's 8 row groups misses the target fpp, so it is hashed: the
+reasons are printed) and one with filters sized for twice a file's rows
+(adopted).
+`--build-only` runs just that.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from hsbloom.errors import IndexExistsError
 from hsbloom.explain import row_group_counts
 
 COLUMNS = ["long_key", "uuid_key"]
+ADOPT = "spark.hsbloom.build.adoptNativeFilters"
 TABLES = {"A": (16, 8, 400_000), "B": (200, 4, 25_000)}  # files, row groups per file, rows per row group
 
 
@@ -42,6 +51,8 @@ def write(spark, path: Path, files: int, rows: int, group_bytes: int, native_ndv
     if not (path / "_SUCCESS").exists():
         print(f"writing {rows:,} rows in {files} files at {path} ...", flush=True)
         writer = key_rows(spark, 0, rows, files).write.mode("overwrite").option("parquet.block.size", group_bytes)
+        if native_ndv:  # Spark caps a filter at 1 MiB unless told otherwise; a file-sized one needs more
+            writer = writer.option("parquet.bloom.filter.max.bytes", 128 << 20)
         for c in COLUMNS if native_ndv else ():
             writer = writer.option(f"parquet.bloom.filter.enabled#{c}", "true")
             writer = writer.option(f"parquet.bloom.filter.expected.ndv#{c}", str(native_ndv))
@@ -80,13 +91,67 @@ def limit_files(spark, table: str, cond, name: str) -> list[str]:
     return [p for p in out if spark.read.parquet(p).where(cond).limit(1).count() > 0]
 
 
+def timed(action) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def build_times(spark, copies: dict[str, str], repeat: int) -> None:
+    """Per copy: a plain scan of the key columns, and an index build (file granularity, no global filter)
+    adopting native filters and hashing; the median of `repeat` runs each, interleaved."""
+    hs = hsbloom.Hyperspace(spark)
+    print(f"\nbuild over table A's native copies: median of {repeat} interleaved rounds")
+    print(f"{'copy':22s} {'scan keys':>10s} {'adopted':>9s} {'hashed':>9s} {'adopt/scan':>11s} {'hash/scan':>10s}  adoption")
+    for label, path in copies.items():
+        times: dict[str, list[float]] = {"scan": [], "true": [], "false": []}
+        outcome = ""
+        for round_ in range(repeat):
+            scan = spark.read.parquet(path).select(*COLUMNS)
+            times["scan"].append(timed(lambda: scan.write.format("noop").mode("overwrite").save()))
+            for adopt in ("true", "false"):
+                name = f"bench_adopt_{Path(path).name}_{adopt}_{round_}"
+                spark.conf.set(ADOPT, adopt)
+                config = hsbloom.BFIndexConfig(name, COLUMNS, global_filter=False)
+                times[adopt].append(timed(lambda: hs.create_index(spark.read.parquet(path), config)))
+                spark.conf.unset(ADOPT)
+                if adopt == "true":
+                    info = hs.index(name)
+                    outcome = f"{info.adopted_files} files adopted, hashed: {info.hashed_files or 'none'}"
+                hs.delete_index(name)
+                hs.vacuum_index(name)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"{label:22s} {med['scan']:9.2f}s {med['true']:8.2f}s {med['false']:8.2f}s "
+              f"{med['true'] / med['scan']:10.2f}x {med['false'] / med['scan']:9.2f}x  {outcome}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--build-only", action="store_true", help="only the build-time comparison")
     args = parser.parse_args()
     spark = session("hsbloom-bench-zones")
     per_row = bytes_per_row(spark)
+    files, groups, group_rows = TABLES["A"]
+    group_rows = max(100, int(group_rows * args.scale))
+    name = f"zones_A_{files * groups * group_rows}"
+    group_bytes = int(per_row * group_rows)
+    copies = {
+        "row-group-sized": write(spark, DATA / f"{name}_native", files, files * groups * group_rows, group_bytes,
+                                 group_rows),
+        # Sized for twice a file's rows: parquet-java's sizing may pick the power of two below the spec's bits.
+        "file-sized": write(spark, DATA / f"{name}_native_file", files, files * groups * group_rows, group_bytes,
+                            2 * groups * group_rows),
+    }
+    if not args.build_only:
+        lookups(spark, args, per_row)
+    build_times(spark, copies, max(1, min(args.repeat, 3)))
+    spark.stop()
+
+
+def lookups(spark, args, per_row: float) -> None:
+    """The lookup table of both tables (see the module's docstring)."""
     for label, (files, groups, group_rows) in TABLES.items():
         group_rows = max(100, int(group_rows * args.scale))
         rows = files * groups * group_rows
@@ -138,7 +203,6 @@ def main() -> None:
                 print(f"{column:10s} {predicate:9s} {med['a']:8.2f}s {med['b']:10.2f}s {med['c']:8.2f}s "
                       f"{med['z']:9.2f}s {med['d']:9.2f}s {med['z'] / med['d']:5.2f}x {med['b'] / med['z']:5.2f}x "
                       f"{med['c'] / med['z']:5.2f}x {read:>12s}", flush=True)
-    spark.stop()
 
 
 if __name__ == "__main__":

@@ -118,6 +118,12 @@ class Hyperspace:
         with hsbloom_errors("reading", name):
             return catalog.index_info(self.spark, name)
 
+    def adopted_files(self, name: str) -> list[str]:
+        """The source files whose filters index `name` took from their own Parquet Bloom filters instead of
+        hashing their values (docs/indexes.md#adopted-native-filters); `index(name).adopted_files` counts them."""
+        with hsbloom_errors("reading", name):
+            return catalog.adopted_file_paths(self.spark, name)
+
     def verify_index(self, name: str) -> VerifyResult:
         """Read everything index `name` holds and check it (log entries, file tables, filters, blocks, global
         filters against their checksums). Returns a VerifyResult: `healthy`, and each problem with its file."""

@@ -98,9 +98,10 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(indexed):
     assert table.schema.names == [
         "file_id", "file_path", "file_size", "file_mtime", "column", "num_rows", "num_nulls", "ndv", "filter",
         "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
-        "filter_checksum", "row_checksum",
+        "filter_checksum", "row_checksum", "filter_source",
     ]
     assert len(entry.source.files) == NUM_FILES and table.num_rows == NUM_FILES * len(COLUMNS)
+    assert set(table.column("filter_source").to_pylist()) == {"hashed"}  # no native filters in these files
     listed = {f.file_id: f for f in entry.source.files}
     for row in table.drop_columns(["filter"]).to_pylist():
         f = listed[row["file_id"]]

@@ -8,7 +8,7 @@ reads a few small files and never the index tables.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hsbloom import jar
@@ -83,6 +83,12 @@ class IndexInfo:
     # Damage found in this process ("<file>: <problem>"): an unreadable log entry, index files whose checksums
     # failed when queries or verify_index read them (their source files are read). Empty: none seen.
     damage: tuple[str, ...] = ()
+    # Source files whose filters the build took from their own Parquet Bloom filters instead of hashing
+    # (docs/indexes.md#adopted-native-filters); None when unknown (a version built before adoption, or after an
+    # incremental refresh that dropped deleted files). `adopted_files(name)` lists them.
+    adopted_files: int | None = None
+    # Per reason, how many files the latest build hashed instead of adopting.
+    hashed_files: dict[str, int] = field(default_factory=dict)
 
 
 def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[str, ...] = ()) -> IndexInfo:
@@ -121,7 +127,24 @@ def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[st
         updated_ms=entry.timestamp_ms,
         staleness=_staleness(entry),
         damage=log_damage + found_damage(spark, tuple(layout.data_path(v) for v in entry.parts)),
+        adopted_files=summary.get("adoption", {}).get("adopted_files"),
+        hashed_files=dict(summary.get("adoption", {}).get("hashed_files", {})),
     )
+
+
+def adopted_file_paths(spark: Any, name: str) -> list[str]:
+    """The source files (as listed) of index `name`'s current version whose filters were adopted from their
+    own Parquet Bloom filters: read from the version's file tables (`filter_source`), sorted."""
+    info = index_info(spark, name)
+    if info.num_rows is None:
+        return []
+    tables = [f"{path}/files" for path in info.data_paths]
+    rows = spark.read.parquet(*tables)
+    if "filter_source" not in rows.columns:
+        return []  # written before adoption: every filter was hashed
+    adopted = rows.where("filter_source = 'adopted'").select("file_path").distinct().collect()
+    listed = {f.path for f in info.source.files}  # a version's older directories may hold files since deleted
+    return sorted(r.file_path for r in adopted if r.file_path in listed)
 
 
 def found_damage(spark: Any, data_paths: tuple[str, ...]) -> tuple[str, ...]:

@@ -240,7 +240,7 @@ def _incremental_summary(
     file_fpp, shared_fpp = base.fpps
     if appended:
         file_fpp = max(file_fpp, appended["file_fpp"])
-    return {
+    summary = {
         "num_files": num_files,
         "num_rows": first["num_rows"],
         "index_bytes": index_bytes,
@@ -249,3 +249,17 @@ def _incremental_summary(
         "columns": columns,
         GLOBAL_FILTER_DELETED_FILES: deleted_before + num_deleted if base.config.global_filter else 0,
     }
+    adoption = _adoption(base.summary.get("adoption"), appended.get("adoption") if appended else None, num_deleted)
+    if adoption is not None:
+        summary["adoption"] = adoption
+    return summary
+
+
+def _adoption(base: dict[str, Any] | None, appended: dict[str, Any] | None, num_deleted: int) -> dict[str, Any] | None:
+    """The adopted-file count of a version after an incremental refresh: the base's plus the appended build's,
+    known only when no file was deleted (which of the deleted files were adopted is not in the log); the reasons
+    for hashing are the appended build's."""
+    if base is None or num_deleted:
+        return None
+    added = appended or {"adopted_files": 0, "hashed_files": {}}
+    return {"adopted_files": base["adopted_files"] + added["adopted_files"], "hashed_files": added["hashed_files"]}

@@ -25,7 +25,11 @@ final case class BuildSummary(
     numRows: Long,
     indexBytes: Long,
     /** In the order the columns were requested. */
-    columns: Seq[(String, ColumnBuildSummary)]) {
+    columns: Seq[(String, ColumnBuildSummary)],
+    /** Files whose filters were adopted from their native Parquet filters (docs/design/adoption.md). */
+    adoptedFiles: Int = 0,
+    /** Per reason, how many files were hashed instead of adopted. */
+    hashedWhy: Map[String, Int] = Map.empty) {
 
   def toJson: String = {
     val mapper = new ObjectMapper()
@@ -42,6 +46,10 @@ final case class BuildSummary(
       node.put("file_filter_bytes", c.fileFilterBytes)
       node.put("global_filter_bytes", c.globalFilterBytes)
     }
+    val adoption = root.putObject("adoption")
+    adoption.put("adopted_files", adoptedFiles)
+    val why = adoption.putObject("hashed_files")
+    hashedWhy.toSeq.sortBy(_._1).foreach { case (reason, n) => why.put(reason, n) }
     mapper.writeValueAsString(root)
   }
 }
@@ -51,7 +59,8 @@ object BuildSummary {
    * The summary of a build of `request` from its files' statistics and, per column with a global
    * filter, (distinct estimate, serialized bytes); `indexBytes` is the size of what was written.
    */
-  def of(request: BuildRequest, stats: Seq[FileStats], global: Map[String, (Long, Long)], indexBytes: Long): BuildSummary = {
+  def of(request: BuildRequest, stats: Seq[FileStats], global: Map[String, (Long, Long)], indexBytes: Long,
+      adoption: Adoption.Outcome): BuildSummary = {
     val byColumn = stats.groupBy(_.column)
     val columns = request.columns.map { c =>
       val rows = byColumn.getOrElse(c, Nil)
@@ -66,6 +75,8 @@ object BuildSummary {
       numFiles = request.files.size,
       numRows = byColumn.get(request.columns.head).map(_.map(_.rows).sum).getOrElse(0L),
       indexBytes = indexBytes,
-      columns = columns)
+      columns = columns,
+      adoptedFiles = adoption.adopted.size,
+      hashedWhy = adoption.hashedWhy)
   }
 }

@@ -7,10 +7,11 @@ import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.util.SerializableConfiguration
+import com.fasterxml.jackson.databind.ObjectMapper
 
 import hsbloom.build.BuildPartitioner.{NumBuckets, bucketPartition}
 import hsbloom.index.{FileKey, IndexTables, ZoneTable}
-import hsbloom.shim.FileRelation
+import hsbloom.shim.{ClassicDataset, FileRelation}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
 /**
@@ -36,6 +37,9 @@ import hsbloom.sbbf.{ParquetHash, Sbbf}
  *     other builds each bucket's block range of the global filters from the
  *     bucket partitions (`GlobalReducer`), sized from the merged HyperLogLogs,
  *     and writes the global table in chunks. No filter passes through the driver.
+ *  0. Where the source files carry Parquet-native SBBFs of the indexed columns,
+ *     a first job takes each file's filters from its footer instead
+ *     (`Adoption`, `NativeFilters`); the scan reads only the files not adopted.
  *  4. With zones (`granularity="row_group"`), the map side also builds one
  *     filter per row group and column (`ZoneTracker`); they go to partitions
  *     of their own in the same shuffle, and a third job over it writes the
@@ -64,6 +68,18 @@ object IndexBuild {
         "row groups of Parquet files); use granularity='file' for other formats")
     }
 
+    // Files whose own Parquet filters can stand for a hashed build are adopted first; the scan reads the rest.
+    val adoption = Adoption.unavailable(df, request).map(Left(_))
+      .getOrElse(Adoption.physicalNames(df, request.columns.map(c => resolveName(df, c)))) match {
+      case Left(why) => Adoption.Outcome.none(why, request.files.size)
+      case Right(physical) => Adoption.run(df, request, physical, columnTypes)
+    }
+    log.info(s"${request.description}: ${adoption.adopted.size} files' filters adopted from their Parquet " +
+      s"Bloom filters; hashed: ${adoption.hashedWhy.map { case (why, n) => s"$n ($why)" }.mkString(", ")}")
+    val hashedFiles = request.files.filterNot(f => adoption.adopted(f.fileId))
+    val scanned = if (adoption.adopted.isEmpty) df
+      else BuildInput.of(df.asInstanceOf[ClassicDataset[_]], new ObjectMapper().writeValueAsString(hashedFiles.map(_.path).toArray))
+    val tableMode = if (adoption.wroteTable) "append" else "errorifexists"
     val listing = sc.broadcast(request.files.map(f => FileKey.listed(f.path) -> f).toMap)
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
     val globalPartitions = if (!request.globalFilter) 0 else {
@@ -78,7 +94,7 @@ object IndexBuild {
       request.maxBufferedHashes, globalPartitions, request.sharedFpp)
     val zonePartitions = if (request.zones) filePartitions else 0
     val hadoopConf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConf()))
-    val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(df, request.columns.map(c => resolveName(df, c)))
+    val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(scanned, request.columns.map(c => resolveName(scanned, c)))
       .mapPartitions { chunks =>
         val zones = if (zonePartitions > 0) Some(new ZoneTracker(settings, hadoopConf.value.value)) else None
         new MapSide(chunks, settings, listing.value, zones)
@@ -103,7 +119,7 @@ object IndexBuild {
       else Map.empty[String, (Long, Long)]
     } {
       IndexTables.writeFileTable(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request.dataPath,
-        "errorifexists")
+        tableMode)
     }
     if (request.zones) {
       val columns = request.columns
@@ -115,10 +131,10 @@ object IndexBuild {
         })
       ZoneTable.write(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request.dataPath)
     }
-    val scanned = System.nanoTime()
+    val written = System.nanoTime()
 
     // Files that produced no rows (empty, or every row deleted) get an empty filter.
-    val stats = fileStats.value.asScala.toSeq
+    val stats = fileStats.value.asScala.toSeq ++ adoption.stats
     val indexed = stats.map(_.fileId).toSet
     val missing = request.files.filterNot(f => indexed.contains(f.fileId))
     val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
@@ -129,11 +145,11 @@ object IndexBuild {
     }
     val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
     val done = System.nanoTime()
-    log.info(f"${request.description}: scan, file-level table and global filters ${(scanned - started) / 1e9}%.2f s, " +
-      f"empty files ${(done - scanned) / 1e9}%.2f s")
+    log.info(f"${request.description}: scan, file-level table and global filters ${(written - started) / 1e9}%.2f s, " +
+      f"empty files ${(done - written) / 1e9}%.2f s")
     val dataPath = new Path(request.dataPath)
     val indexBytes = dataPath.getFileSystem(spark.sessionState.newHadoopConf()).getContentSummary(dataPath).getLength
-    BuildSummary.of(request, allStats, global, indexBytes)
+    BuildSummary.of(request, allStats, global, indexBytes, adoption)
   }
 
   /**

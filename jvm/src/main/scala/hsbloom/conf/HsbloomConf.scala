@@ -69,6 +69,10 @@ object HsbloomConf {
     "Whether scans read only the row groups an index with zones (granularity row_group) finds may match; " +
       "false reads every kept file whole.")
 
+  val BuildAdoptNativeFilters: Setting[Boolean] = boolean("spark.hsbloom.build.adoptNativeFilters", default = true,
+    "Whether an index build takes a Parquet file's own Bloom filters of the indexed columns instead of hashing " +
+      "the column, where they are exact and strong enough (file granularity, no global filter).")
+
   val JoinEnabled: Setting[Boolean] = boolean("spark.hsbloom.join.enabled", default = true,
     "Whether joins use indexes (a global filter on the probe side, pruning by the build side's keys); " +
       "needs spark.hsbloom.enabled too.")
@@ -88,7 +92,7 @@ object HsbloomConf {
 
   /** Every setting, in the order docs/configuration.md lists them. */
   val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, CatalogRefreshIntervalMs, CacheMaxBytes, CacheBlockBytes,
-    ZonesEnabled, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
+    ZonesEnabled, BuildAdoptNativeFilters, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
 
   /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for Python. */
   def json(): String = {

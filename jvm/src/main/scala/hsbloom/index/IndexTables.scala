@@ -1,6 +1,7 @@
 package hsbloom.index
 
 import org.apache.spark.sql.{DataFrame, Encoders, Row, SparkSession}
+import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
 
@@ -44,17 +45,34 @@ object IndexTables {
   def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit = {
     val spark = rows.sparkSession
     val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
+    val source = if (rows.columns.contains(FilterSource)) rows.col(FilterSource) else lit(HashedFilter)
+    val n = FileTableSchema.size
     // A Dataset operation (not an RDD round trip), so that what the caller
     // attached to `rows` (an Observation, for example) still sees the write.
-    val withBlocks = rows.select(FileTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
-      .mapPartitions((part: Iterator[Row]) => FilterBlocks.attach(part, dataPath, conf.value))(
-        Encoders.row(StoredFileTableSchema))
+    // FilterBlocks appends after the row's fields; `filter_source` is moved behind them, to the end.
+    val withBlocks = rows.select((FileTableSchema.fieldNames.map(rows.col).toIndexedSeq :+ source): _*)
+      .mapPartitions((part: Iterator[Row]) => FilterBlocks.attach(part, dataPath, conf.value).map { r =>
+        val fields = r.toSeq
+        Row.fromSeq(fields.take(n) ++ fields.drop(n + 1) :+ fields(n))
+      })(Encoders.row(StoredFileTableSchema))
     write(withBlocks, mode, filesPath(dataPath))
   }
 
-  /** The file-level table as stored: `FileTableSchema` and the filters' block addresses (`FilterBlocks`). */
+  /**
+   * How a row's filter was made: "hashed" from the column's values, or "adopted" from the
+   * source file's own Parquet Bloom filters (docs/design/adoption.md); null in tables written
+   * before adoption (hashed). Optional in rows given to `writeFileTable` (absent: "hashed").
+   */
+  val FilterSource = "filter_source"
+  private val HashedFilter = "hashed"
+
+  /**
+   * The file-level table as stored: `FileTableSchema`, the filters' block addresses
+   * (`FilterBlocks`), the checksums, and `FilterSource`.
+   */
   val StoredFileTableSchema: StructType =
     StructType(FileTableSchema.fields ++ FilterBlocks.Columns ++ Checksums.FileTableColumns)
+      .add(FilterSource, StringType, nullable = true)
 
   /** The global table as stored: `GlobalTableSchema` and each chunk's checksum (`Checksums.chunk`). */
   val StoredGlobalTableSchema: StructType = GlobalTableSchema.add(Checksums.ChunkChecksum, LongType, nullable = false)
@@ -83,7 +101,7 @@ object IndexTables {
     spark.read.schema(StoredFileTableSchema).parquet(dataPaths.map(filesPath): _*)
 
   /**
-   * The file-level tables of `dataPaths` (rows of `FileTableSchema`) for
+   * The file-level tables of `dataPaths` (rows of `FileTableSchema`, then `FilterSource`) for
    * copying into a new version: every row is checked against its checksums as
    * it is read, and the job fails naming the file when one does not match, so
    * damage is never carried into a version whose checksums would vouch for it.
@@ -106,8 +124,8 @@ object IndexTables {
           throw new IllegalStateException(s"damaged index file $part: a row fails its checksum (file " +
             s"${fields.path}, column ${fields.column}); refresh the index with mode='full', which rebuilds from the source")
         }
-        Row.fromSeq(r.toSeq.take(n))
-      }(Encoders.row(FileTableSchema))
+        Row.fromSeq(r.toSeq.take(n) :+ Option(r.getString(n + 7)).getOrElse(HashedFilter))
+      }(Encoders.row(FileTableSchema.add(FilterSource, StringType, nullable = false)))
   }
 
   /**

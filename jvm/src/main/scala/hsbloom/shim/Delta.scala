@@ -82,4 +82,10 @@ object Delta {
   def columnMapping(format: FileFormat): (String, StructType) =
     (format.getClass.getMethod("columnMappingMode").invoke(format).toString,
       format.getClass.getMethod("referenceSchema").invoke(format).asInstanceOf[StructType])
+
+  /** The name Delta's files store a column under with column mapping (its own name without a physical one). */
+  def physicalName(field: org.apache.spark.sql.types.StructField): String =
+    if (field.metadata.contains(PhysicalNameKey)) field.metadata.getString(PhysicalNameKey) else field.name
+
+  private val PhysicalNameKey = "delta.columnMapping.physicalName"
 }
