@@ -22,6 +22,7 @@ _CLASSES = {
     "index_verify": "hsbloom.index.IndexVerify",
     "index_log": "hsbloom.index.IndexLog",
     "index_tables": "hsbloom.index.IndexTables",
+    "source_listing": "hsbloom.index.SourceListing",
     "log_store": "hsbloom.index.LogStore",
     "global_filter": "hsbloom.index.GlobalFilter",
     "global_filter_ref": "hsbloom.index.GlobalFilterRef",

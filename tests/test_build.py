@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+import stored_filters
 from hsbloom.operations.build import build_index_data
 
 FPP = 0.01
@@ -83,7 +84,8 @@ def with_file_name(df):
 
 
 def file_table(spark, data_path):
-    return spark.read.parquet(f"{data_path}/files").withColumn(
+    """The file table with each row's filter read back from its blocks (the one place it is stored)."""
+    return stored_filters.file_table(spark, data_path).withColumn(
         "file_name", F.element_at(F.split("file_path", "/"), -1)
     )
 
@@ -192,7 +194,7 @@ def test_split_files_merge_to_the_same_filters(spark, built, tmp_path):
     def rows(path):
         return sorted(
             (r.file_id, r.column, r.num_rows, r.num_nulls, r.ndv, bytes(r.filter))
-            for r in spark.read.parquet(f"{path}/files").collect()
+            for r in file_table(spark, path).collect()
         )
 
     assert rows(split_path) == rows(data_path)
@@ -244,7 +246,7 @@ def test_empty_and_all_null_files_get_rows_that_match_nothing(spark, tmp_path):
     summary = build_index_data(
         spark, spark.read.parquet(source), listed, ["k", "s"], None, FPP, True, data_path, "empty files"
     )
-    rows = spark.read.parquet(f"{data_path}/files").collect()
+    rows = file_table(spark, data_path).collect()
     assert len(rows) == 6
     by_file = {}
     for r in rows:
@@ -257,7 +259,7 @@ def test_empty_and_all_null_files_get_rows_that_match_nothing(spark, tmp_path):
         # A global filter has at least one block per bucket: 64 blocks, 2 KiB, and a 16-byte header.
         "file_filter_bytes": 3 * 47, "global_filter_bytes": 2048 + 16,
     }
-    empty_filters = spark.read.parquet(f"{data_path}/files").where("num_rows - num_nulls = 0")
+    empty_filters = file_table(spark, data_path).where("num_rows - num_nulls = 0")
     assert empty_filters.where("hsbloom_might_contain(filter, 1L) OR hsbloom_might_contain(filter, 2L)").count() == 0
 
 

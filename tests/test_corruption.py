@@ -27,6 +27,7 @@ import hsbloom
 from hsbloom import Hyperspace
 from hsbloom.explain import files_read
 from healthy_index import NAME, NUM_FILES, ROWS_PER_FILE, lookup_rows, system_path_at
+from stored_filters import stripes
 
 
 def joined(spark, source: str):
@@ -143,16 +144,14 @@ def _replace(path: Path, replacement: Path) -> Path:
 
 
 def _zero_block_checksums(path: Path) -> None:
-    """Every 8-byte checksum after a block row zeroed, the blocks themselves intact."""
+    """Every 8-byte checksum after a stripe of block rows zeroed, the blocks themselves intact."""
     table = pq.read_table(path.parent.parent / "files").to_pylist()
     data = bytearray(path.read_bytes())
     assert any(row["blocks_file"] == path.name for row in table)
     for row in table:
         if row["blocks_file"] == path.name:
-            stride = row["blocks_count"] * 32 + 8
-            for b in range(row["bitset_bytes"] // 32):
-                at = row["blocks_offset"] + b * stride + row["blocks_count"] * 32
-                data[at : at + 8] = bytes(8)
+            for at, length in stripes(row):
+                data[at + length : at + length + 8] = bytes(8)
     path.write_bytes(bytes(data))
 
 

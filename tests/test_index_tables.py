@@ -12,6 +12,7 @@ import datetime
 import decimal
 import hashlib
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +24,11 @@ import xxhash
 
 from hsbloom import BFIndexConfig, Hyperspace
 from oracle.hashing import hash_array
+from hsbloom.index.listing import held_files
 from hsbloom.index.log import OperationLog
+from hsbloom.index.sources import resolve_source
 from oracle.sbbf import Sbbf
+from stored_filters import file_table, filter_of, rows_with_filters, stripes
 
 
 def signed(u: int) -> int:
@@ -67,7 +71,10 @@ def indexed(spark, module_system_path, tmp_path_factory):
         pq.write_table(generated_file(n), source / f"part-{n:05d}.parquet")
     Hyperspace(spark).create_index(spark.read.parquet(str(source)), BFIndexConfig("tables", COLUMNS, fpp=FPP))
     entry = OperationLog(spark, f"file:{module_system_path}/tables/_hsbloom_log").latest()
-    return source, Path(entry.data_path.removeprefix("file:")), entry
+    assert entry.source.files == ()  # the log entry lists no files: the tables do (hsbloom.index.listing)
+    held = held_files(spark, entry, [entry.data_path])
+    assert held.complete
+    return source, Path(entry.data_path.removeprefix("file:")), replace(entry, source=replace(entry.source, files=held.files))
 
 
 def absent_values(column: str) -> pa.Array:
@@ -92,18 +99,22 @@ def absent_values(column: str) -> pa.Array:
     raise AssertionError(column)
 
 
-def test_files_table_has_one_row_per_file_and_column_with_its_lineage(indexed):
+def test_files_table_has_one_row_per_file_and_column_with_its_lineage(spark, indexed):
     source, data, entry = indexed
     table = pq.read_table(data / "files")
+    # No whole filters: each is stored once, in its blocks (docs/design/build.md).
     assert table.schema.names == [
-        "file_id", "file_path", "file_size", "file_mtime", "column", "num_rows", "num_nulls", "ndv", "filter",
+        "file_id", "file_path", "file_size", "file_mtime", "column", "num_rows", "num_nulls", "ndv",
         "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
         "filter_checksum", "row_checksum", "filter_source",
     ]
     assert len(entry.source.files) == NUM_FILES and table.num_rows == NUM_FILES * len(COLUMNS)
     assert set(table.column("filter_source").to_pylist()) == {"hashed"}  # no native filters in these files
+    # The files read back from the tables are those the build was given: the source's listing, ids by path.
+    listing, _ = resolve_source(spark, spark.read.parquet(str(source)), COLUMNS)
+    assert entry.source.files == listing.files
     listed = {f.file_id: f for f in entry.source.files}
-    for row in table.drop_columns(["filter"]).to_pylist():
+    for row in table.to_pylist():
         f = listed[row["file_id"]]
         assert (row["file_path"], row["file_size"], row["file_mtime"]) == (f.path, f.size, f.mtime)
     pairs = {(r["file_id"], r["column"]) for r in table.select(["file_id", "column"]).to_pylist()}
@@ -130,40 +141,44 @@ def test_every_row_checksum_is_the_xxh64_of_its_planning_fields_seeded_by_its_di
         assert row["row_checksum"] == signed(xxhash.xxh64_intdigest(fields, seed=seed)), row["file_id"]
 
 
-def test_block_addressable_copy_holds_every_block_of_every_filter(indexed):
-    """blocks/ (read by query planning) is the filters' bitsets block-major per group (docs/pruning.md),
-    each block row followed by its XXH64 checksum (docs/design/integrity.md), checked here with the xxhash package."""
+def test_blocks_hold_every_block_of_every_filter_with_checksums(spark, indexed):
+    """blocks/ (read by query planning, and the only copy of the filters) is the filters' bitsets block-major per
+    group (docs/pruning.md), each stripe of block rows followed by its XXH64 checksum (docs/design/integrity.md),
+    checked here with the xxhash package; a filter read back from it here is the jar's, and its filter_checksum is
+    over it."""
     source, data, entry = indexed
     table = pq.read_table(data / "files").to_pylist()
     side_files = {p.name: p.read_bytes() for p in (data / "blocks").glob("*.blocks")}
     groups: dict[tuple[str, int], set[int]] = {}
     for row in table:
-        bitset = row["filter"][len(row["filter"]) - row["bitset_bytes"]:]
-        assert Sbbf.from_bytes(row["filter"]).num_bytes == row["bitset_bytes"]
-        assert row["filter_checksum"] == signed(xxhash.xxh64_intdigest(row["filter"]))
         k, j, side = row["blocks_count"], row["blocks_position"], side_files[row["blocks_file"]]
-        stride = k * 32 + 8
-        for b in range(row["bitset_bytes"] // 32):
-            at = row["blocks_offset"] + b * stride + j * 32
-            assert side[at:at + 32] == bitset[b * 32:(b + 1) * 32], (row["file_id"], row["column"], b)
-            row_at = row["blocks_offset"] + b * stride
-            seed = xxhash.xxh64_intdigest(struct.pack("<q", row_at), seed=xxhash.xxh64_intdigest(row["blocks_file"].encode()))
-            stored = struct.unpack(">Q", side[row_at + k * 32:row_at + stride])[0]
-            assert stored == xxhash.xxh64_intdigest(side[row_at:row_at + k * 32], seed=seed)
+        assert k > 0
+        for at, length in stripes(row):
+            seed = xxhash.xxh64_intdigest(struct.pack("<q", at), seed=xxhash.xxh64_intdigest(row["blocks_file"].encode()))
+            stored = struct.unpack(">Q", side[at + length:at + length + 8])[0]
+            assert stored == xxhash.xxh64_intdigest(side[at:at + length], seed=seed)
+        # One 8-byte checksum per stripe of at least 256 bytes of blocks (or the whole group, when smaller).
+        blocks = k * row["bitset_bytes"]
+        assert sum(length + 8 for _, length in stripes(row)) - blocks <= 8 * -(-blocks // 256)
+        blob = filter_of(row, side)
+        assert Sbbf.from_bytes(blob).num_bytes == row["bitset_bytes"]
+        assert row["filter_checksum"] == signed(xxhash.xxh64_intdigest(blob))
         groups.setdefault((row["blocks_file"], row["blocks_offset"]), set()).add(j)
     for (name, offset), positions in groups.items():
         assert positions == set(range(len(positions)))  # every member of a group is a row
+    by_jar = {(r.file_id, r.column): bytes(r.filter) for r in file_table(spark, str(data)).collect()}
+    by_layout = {(r["file_id"], r["column"]): r["filter"] for r in rows_with_filters(data)}
+    assert by_jar == by_layout and len(by_jar) == NUM_FILES * len(COLUMNS)
 
 
 def test_every_value_of_every_file_is_in_its_filter_and_absent_values_mostly_are_not(indexed):
     source, data, entry = indexed
-    table = pq.read_table(data / "files")
     path_of = {f.file_id: f.path.removeprefix("file:") for f in entry.source.files}
     probe_hashes = {c: hash_array(absent_values(c)) for c in COLUMNS}
     worst_rate = {c: 0.0 for c in COLUMNS}
     false_positives = {c: 0 for c in COLUMNS}
     files_cache: dict[int, pa.Table] = {}
-    for row in table.to_pylist():
+    for row in rows_with_filters(data):
         values = files_cache.setdefault(row["file_id"], pq.read_table(path_of[row["file_id"]]))[row["column"]]
         blob = row["filter"]
         sbbf = Sbbf.from_bytes(blob)
@@ -206,15 +221,14 @@ def test_global_filter_holds_every_value_of_its_column(indexed):
 def test_index_statistics_match_the_tables(spark, indexed):
     source, data, entry = indexed
     info = Hyperspace(spark).index("tables")
-    files = pq.read_table(data / "files")
+    filters = rows_with_filters(data)
     everything = pq.read_table(source)
     assert (info.num_files, info.num_rows) == (NUM_FILES, NUM_FILES * ROWS_PER_FILE)
     # Hadoop counts data files, not its .crc checksum files
     assert info.index_bytes == sum(p.stat().st_size for p in data.rglob("*") if p.is_file() and p.suffix != ".crc")
     for stats in info.columns:
-        mine = files.filter(pc.equal(files["column"], stats.column))
         assert stats.num_rows == NUM_FILES * ROWS_PER_FILE
         assert stats.num_nulls == everything[stats.column].null_count
-        assert stats.file_filter_bytes == sum(len(b) for b in mine["filter"].to_pylist())
+        assert stats.file_filter_bytes == sum(len(r["filter"]) for r in filters if r["column"] == stats.column)
         exact = len(pc.unique(pc.drop_null(everything[stats.column])))
         assert 0.95 * exact <= stats.ndv <= 1.05 * exact, (stats.column, stats.ndv, exact)

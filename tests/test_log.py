@@ -28,7 +28,8 @@ from hsbloom.index.log import (
 from hsbloom.index.sources import FileFingerprint, Source, SourceFile
 
 
-def a_source() -> Source:
+def a_source(files: tuple[SourceFile, ...] = ()) -> Source:
+    """A source as a log entry holds it (the files a listing found are not written: the tables list them)."""
     return Source(
         format="delta",
         root_paths=("file:/data/events",),
@@ -37,7 +38,7 @@ def a_source() -> Source:
         delta_version=7,
         schema={"user_id": "bigint", "name": "string"},
         partition_columns=("day",),
-        files=(SourceFile(0, "file:/data/events/a.parquet", 10, 1000), SourceFile(1, "file:/data/events/b.parquet", 20, 2000)),
+        files=files,
     )
 
 
@@ -59,6 +60,8 @@ def test_entry_round_trips_through_plain_json():
     entry = an_entry()
     text = entry.to_json()
     assert LogEntry.from_json(text) == entry
+    listed = replace(entry, source=a_source(files=(SourceFile(0, "file:/data/events/a.parquet", 10, 1000),)))
+    assert listed.to_json() == text
     data = json.loads(text)
     assert set(data) == {
         "log_format", "id", "state", "operation", "timestamp_ms", "hsbloom_version", "writer",
@@ -66,7 +69,11 @@ def test_entry_round_trips_through_plain_json():
         "message", "pending",
     }
     assert data["pending"] is None
-    assert data["source"]["files"][1] == {"id": 1, "path": "file:/data/events/b.parquet", "size": 20, "mtime": 2000}
+    # The files are not in the entry (its size does not grow with them): the version's tables list them.
+    assert "files" not in data["source"] and LogEntry.from_json(text).source.files == ()
+    older = json.loads(text)
+    older["source"]["files"] = [{"id": 1, "path": "file:/data/events/b.parquet", "size": 20, "mtime": 2000}]
+    assert LogEntry.from_json(json.dumps(older)).source.files == (SourceFile(1, "file:/data/events/b.parquet", 20, 2000),)
     assert data["source"]["delta_version"] == 7
     quick = replace(entry, pending=PendingChanges(5, 8, (FileFingerprint("file:/data/events/c.parquet", 30, 3000),), (0,)))
     assert LogEntry.from_json(quick.to_json()) == quick

@@ -23,6 +23,7 @@ import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import ConcurrentOperationError, IndexStateError
 from hsbloom.explain import forget_index_listing
+from hsbloom.index.listing import held_files
 from hsbloom.index.log import OperationLog
 from oracle.sbbf import Sbbf
 from pruning_support import files_read, outcomes
@@ -75,6 +76,14 @@ def version_rows(spark, system_path: Path, name: str):
     entry = OperationLog(spark, f"file:{system_path}/{name}/_hsbloom_log").latest_stable()
     paths = [f"file:{system_path}/{name}/v__={v}/files" for v in entry.parts]
     return spark.read.parquet(*paths).where(~F.col("file_id").isin(list(entry.dropped_file_ids)))
+
+
+def held_ids(spark, system_path: Path, name: str) -> set[int]:
+    """The ids of the source files the latest ACTIVE version holds, as refresh reads them (from its tables)."""
+    entry = OperationLog(spark, f"file:{system_path}/{name}/_hsbloom_log").latest_stable()
+    held = held_files(spark, entry, [f"file:{system_path}/{name}/v__={v}" for v in entry.parts])
+    assert held.complete
+    return {f.file_id for f in held.files}
 
 
 def file_table(spark, system_path: Path, name: str) -> dict[str, set[int]]:
@@ -132,7 +141,7 @@ def test_each_mode_on_a_parquet_directory(spark, system_path, tmp_path):
     assert info.data_version == first.data_version + 1
     assert info.num_files == 7 and info.num_rows == 4 * ROWS_PER_FILE + 2 * ROWS_PER_FILE + 3
     assert info.staleness.appended_files_not_indexed == 0 and info.staleness.global_filter_deleted_files == 2
-    ids = {f.file_id for f in info.source.files}
+    ids = held_ids(spark, system_path, "events")
     assert len(ids) == 7 and max(ids) >= 6  # appended files got new ids
     assert len(info.data_paths) == 2  # the appended files' directory, and the first one referred to
     assert file_table(spark, system_path, "events") == {"key": ids, "name": ids}

@@ -135,16 +135,20 @@ def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[st
 def adopted_file_paths(spark: Any, name: str) -> list[str]:
     """The source files (as listed) of index `name`'s current version whose filters were adopted from their
     own Parquet Bloom filters: read from the version's file tables (`filter_source`), sorted."""
+    fs, root = _system_path(spark)
+    layout = IndexLayout(root, name)
     info = index_info(spark, name)
-    if info.num_rows is None:
+    entry, _ = _latest(spark, layout)
+    if info.num_rows is None or entry is None:
         return []
     tables = [f"{path}/files" for path in info.data_paths]
     rows = spark.read.parquet(*tables)
     if "filter_source" not in rows.columns:
         return []  # written before adoption: every filter was hashed
-    adopted = rows.where("filter_source = 'adopted'").select("file_path").distinct().collect()
-    listed = {f.path for f in info.source.files}  # a version's older directories may hold files since deleted
-    return sorted(r.file_path for r in adopted if r.file_path in listed)
+    # A version's older directories may hold files since deleted (their ids are dropped).
+    adopted = rows.where("filter_source = 'adopted'").select("file_id", "file_path").distinct().collect()
+    dropped = set(entry.dropped_file_ids)
+    return sorted({r.file_path for r in adopted if r.file_id not in dropped})
 
 
 def found_damage(spark: Any, data_paths: tuple[str, ...]) -> tuple[str, ...]:

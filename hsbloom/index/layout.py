@@ -35,9 +35,10 @@ ZONES_TABLE = "zones"  # optional: only indexes with granularity "row_group" wri
 _VERSION_DIR = re.compile(r"v__=(\d+)")
 # How a data directory is stored, recorded in log entries as `data_layout` (absent: written before it was
 # recorded). 2: file tables with the block-addressable side files (`blocks/`) planning reads; 3: the same with
-# checksums (docs/design/integrity.md). A full refresh rebuilds data of another layout, and an incremental refresh
-# never refers to it (it compacts instead).
-DATA_LAYOUT = 3
+# checksums (docs/design/integrity.md); 4: each filter stored once, in `blocks/`, and the file tables list the
+# version's source files (the log entry does not). A full refresh rebuilds data of another layout; queries and an
+# incremental refresh do not use it (they ask for a full refresh).
+DATA_LAYOUT = 4
 
 
 def system_path(spark: Any) -> str:

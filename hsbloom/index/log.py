@@ -138,7 +138,7 @@ class PendingChanges:
     checked_ms: int  # when the source was compared
     delta_version: int | None  # the Delta version compared (None for other formats)
     appended: tuple[FileFingerprint, ...]  # files the data does not hold: read by every query
-    deleted_file_ids: tuple[int, ...]  # files of `source.files` that are gone or changed
+    deleted_file_ids: tuple[int, ...]  # files the version holds that are gone or changed
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -60,6 +60,8 @@ class Source:
     delta_version: int | None  # Delta snapshot version read
     schema: dict[str, str]  # column name -> Spark type, of the DataFrame as given
     partition_columns: tuple[str, ...]
+    # The files at that moment, as listed by `resolve_source`. Not written into the log: an entry of data layout 4
+    # reads back with none, and the files a version holds are read from its tables (hsbloom.index.listing).
     files: tuple[SourceFile, ...] = field(repr=False)
     # What besides the files decides the values read (schema facts, column mapping, session settings):
     # a scan is covered only when it reads with the same facts (docs/design/read-facts.md).
@@ -81,7 +83,6 @@ class Source:
             "delta_version": self.delta_version,
             "schema": dict(self.schema),
             "partition_columns": list(self.partition_columns),
-            "files": [f.to_dict() for f in self.files],
             "read_facts": dict(sorted(self.read_facts.items())),
             "user_schema": self.user_schema,
         }
@@ -96,7 +97,7 @@ class Source:
             delta_version=data.get("delta_version"),
             schema=dict(data["schema"]),
             partition_columns=tuple(data.get("partition_columns", ())),
-            files=tuple(SourceFile.from_dict(f) for f in data["files"]),
+            files=tuple(SourceFile.from_dict(f) for f in data.get("files", ())),  # only entries of older layouts
             read_facts={str(k): str(v) for k, v in data.get("read_facts", {}).items()},
             user_schema=data.get("user_schema"),
         )

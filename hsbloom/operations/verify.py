@@ -97,8 +97,8 @@ def _verify_data(ctx: IndexContext, entry: LogEntry, data_paths: tuple[str, ...]
         return [
             Problem(
                 data_paths[-1],
-                f"written in data layout {entry.data_layout} (before checksums); queries do not use it: "
-                "refresh_index(name, mode='full') rebuilds it",
+                f"written in data layout {entry.data_layout} by an older hsbloom (this one reads {DATA_LAYOUT}); "
+                "queries do not use it: refresh_index(name, mode='full') rebuilds it",
             )
         ]
     missing = [p for p in data_paths if not ctx.fs.exists(p)]
@@ -108,7 +108,7 @@ def _verify_data(ctx: IndexContext, entry: LogEntry, data_paths: tuple[str, ...]
         jar.java_session(ctx.spark),
         json.dumps(list(data_paths)),
         json.dumps(list(entry.dropped_file_ids)),
-        json.dumps([f.file_id for f in entry.source.files]),
+        int((entry.summary or {}).get("num_files", 0)),
         json.dumps(list(entry.config.indexed_columns)),
         bool(entry.config.global_filter),
     )

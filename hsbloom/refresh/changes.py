@@ -42,17 +42,18 @@ def current_dataframe(spark: Any, source: Source) -> Any:
     return reader.load(list(source.root_paths))
 
 
-def compare(spark: Any, base: LogEntry, df: Any) -> SourceChanges:
-    """The changes between the files `base`'s data holds and the source `df` reads now."""
+def compare(spark: Any, base: LogEntry, held: tuple[SourceFile, ...], df: Any) -> SourceChanges:
+    """The changes between `held`, the files `base`'s data holds (hsbloom.index.listing), and the source `df`
+    reads now."""
     assert base.source is not None and base.config is not None
     columns = list(base.config.indexed_columns)
     if base.source.format == "delta":
         current, _ = resolve_source(spark, df, columns, list_files=False)
-        changes = delta_changes(spark, base.source, current)
+        changes = delta_changes(spark, base.source, held, current)
         if changes is not None:
             return changes
     current, _ = resolve_source(spark, df, columns)
-    return listing_changes(spark, base.source, current)
+    return listing_changes(spark, held, current)
 
 
 def file_keys(spark: Any, paths: list[str]) -> list[str]:
@@ -60,10 +61,10 @@ def file_keys(spark: Any, paths: list[str]) -> list[str]:
     return json.loads(jar.jar_class(spark, "index_refresh").fileKeys(json.dumps(paths)))
 
 
-def listing_changes(spark: Any, old: Source, current: Source) -> SourceChanges:
+def listing_changes(spark: Any, held: tuple[SourceFile, ...], current: Source) -> SourceChanges:
     now = dict(zip(file_keys(spark, [f.path for f in current.files]), current.files))
     kept, deleted, kept_keys = [], [], set()
-    for key, f in zip(file_keys(spark, [f.path for f in old.files]), old.files):
+    for key, f in zip(file_keys(spark, [f.path for f in held]), held):
         listed = now.get(key)
         if listed is not None and (listed.size, listed.mtime) == (f.size, f.mtime):
             kept.append(f)
@@ -74,11 +75,12 @@ def listing_changes(spark: Any, old: Source, current: Source) -> SourceChanges:
     return SourceChanges(current, True, tuple(appended), tuple(deleted), tuple(kept))
 
 
-def delta_changes(spark: Any, old: Source, current: Source) -> SourceChanges | None:
-    """From the Delta log's commits since `old.delta_version`; None when they cannot be read."""
+def delta_changes(spark: Any, old: Source, held: tuple[SourceFile, ...], current: Source) -> SourceChanges | None:
+    """From the Delta log's commits since `old.delta_version` (`held`: the files the version holds); None when they
+    cannot be read."""
     assert old.delta_version is not None and current.delta_version is not None
     if current.delta_version == old.delta_version:
-        return SourceChanges(current, False, (), (), old.files)
+        return SourceChanges(current, False, (), (), held)
     if current.delta_version < old.delta_version:
         return None  # the table was re-created: compare listings
     answer = jar.jar_class(spark, "index_refresh").deltaChanges(
@@ -87,18 +89,18 @@ def delta_changes(spark: Any, old: Source, current: Source) -> SourceChanges | N
     if answer is None:
         _logger.warning("hsbloom: Delta commits after version %d are gone; comparing listings", old.delta_version)
         return None
-    by_key = dict(zip(file_keys(spark, [f.path for f in old.files]), old.files))
+    by_key = dict(zip(file_keys(spark, [f.path for f in held]), held))
     appended, deleted = [], []
     for touched in json.loads(answer):
-        held = by_key.get(touched["key"])
+        indexed = by_key.get(touched["key"])
         if touched["present"]:
-            if held is not None and (held.size, held.mtime) == (touched["size"], touched["mtime"]):
+            if indexed is not None and (indexed.size, indexed.mtime) == (touched["size"], touched["mtime"]):
                 continue  # the same physical file (e.g. a new deletion vector): its filter still holds
             appended.append(FileFingerprint(touched["path"], touched["size"], touched["mtime"]))
-        if held is not None:
-            deleted.append(held)
+        if indexed is not None:
+            deleted.append(indexed)
     gone = {f.file_id for f in deleted}
-    kept = tuple(f for f in old.files if f.file_id not in gone)
+    kept = tuple(f for f in held if f.file_id not in gone)
     return SourceChanges(current, False, tuple(appended), tuple(deleted), kept)
 
 

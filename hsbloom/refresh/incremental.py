@@ -54,16 +54,23 @@ def refresh_incremental(ctx: IndexContext, base: LogEntry, df: Any, changes: Sou
         return RefreshResult(ctx.name, "incremental", True, 0, 0, base.data_version,
                              f"index {ctx.name!r}: the source is back to what the index holds")
     check_types(ctx.name, base.source, changes.current, config.indexed_columns)
+    if base.data_layout != DATA_LAYOUT:
+        raise IndexStateError(
+            f"cannot refresh index {ctx.name!r} incrementally: its data was written by an older hsbloom (data layout "
+            f"{base.data_layout}, this one writes {DATA_LAYOUT}), which this one does not copy or read; run "
+            f"refresh_index({ctx.name!r}, mode='full')"
+        )
 
     # New ids above every id the version's directories hold (dropped ones included), so an id names one file.
-    first_id = max((*(f.file_id for f in base.source.files), *base.dropped_file_ids), default=-1) + 1
+    held = changes.kept + changes.deleted
+    first_id = max((*(f.file_id for f in held), *base.dropped_file_ids), default=-1) + 1
     appended = tuple(
         SourceFile(first_id + i, f.path, f.size, f.mtime) for i, f in enumerate(sorted(changes.appended, key=lambda f: f.path))
     )
     source = replace(changes.current, files=tuple(sorted(changes.kept + appended, key=lambda f: f.path)))
     dropped = tuple(sorted(set(base.dropped_file_ids) | {f.file_id for f in changes.deleted}))
     num_parts = len(base.parts) + (1 if appended else 0)
-    if base.data_layout != DATA_LAYOUT or num_parts > MAX_DATA_PARTS or len(dropped) > len(source.files):
+    if num_parts > MAX_DATA_PARTS or len(dropped) > len(source.files):
         return _compact(ctx, base, df, changes, appended, source)
     if not appended:  # only deletes: the version reads the same directories, with more ids dropped
         summary = _incremental_summary(base, _referring_totals(ctx, base, None, changes.deleted), None,

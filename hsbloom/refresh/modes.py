@@ -8,8 +8,9 @@ from typing import Any
 from hsbloom.errors import IndexStateError
 from hsbloom.index.catalog import found_damage
 from hsbloom.index.layout import DATA_LAYOUT
+from hsbloom.index.listing import held_files
 from hsbloom.index.log import LogEntry, State
-from hsbloom.index.sources import resolve_source
+from hsbloom.index.sources import SourceFile, resolve_source
 from hsbloom.operations.create import run_whole_build
 from hsbloom.operations.protocol import IndexContext, Operation, job_group, job_group_id, next_data_version, require_state
 from hsbloom.refresh.changes import SourceChanges, compare, current_dataframe, pending_changes
@@ -31,7 +32,7 @@ def refresh_index(spark: Any, name: str, mode: str = "full") -> RefreshResult:
     comparing = f"hsbloom: comparing index '{name}' with its source"
     with job_group(spark, job_group_id("refresh", name), comparing, cancel_on_failure=False):
         df = current_dataframe(spark, base.source)
-        changes = compare(spark, base, df)
+        changes = compare(spark, base, _held(ctx, base, mode), df)
     stale = base.source.read_facts_difference(changes.current)
     if stale is not None and mode != "full":
         if mode == "incremental":
@@ -48,6 +49,28 @@ def refresh_index(spark: Any, name: str, mode: str = "full") -> RefreshResult:
         result = _full(ctx, base, df, changes)
     _logger.info("hsbloom: %s", result.message)
     return result
+
+
+def _held(ctx: IndexContext, base: LogEntry, mode: str) -> tuple[SourceFile, ...]:
+    """The files `base` holds. A full refresh rebuilds from the source alone, so damaged tables only make it count
+    every file as appended; the other modes keep the data and need the whole listing."""
+    data_paths = tuple(ctx.layout.data_path(v) for v in base.parts)
+    try:
+        held = held_files(ctx.spark, base, data_paths)
+    except Exception as e:  # noqa: BLE001  (py4j errors of any kind: tables gone, unreadable, an older layout)
+        if mode == "full":
+            return ()
+        raise IndexStateError(
+            f"cannot refresh index {ctx.name!r} in {mode} mode: the files its data holds cannot be read from its file "
+            f"tables ({e}); run refresh_index({ctx.name!r}, mode='full')"
+        ) from e
+    if not held.complete and mode != "full":
+        raise IndexStateError(
+            f"cannot refresh index {ctx.name!r} in {mode} mode: its file tables are damaged or incomplete (they hold "
+            f"{len(held.files)} intact source files, the log says {(base.summary or {}).get('num_files')}; "
+            f"hs.verify_index({ctx.name!r}) names the files); run refresh_index({ctx.name!r}, mode='full')"
+        )
+    return held.files
 
 
 def _quick(ctx: IndexContext, base: LogEntry, changes: SourceChanges) -> RefreshResult:

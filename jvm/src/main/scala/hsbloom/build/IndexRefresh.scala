@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{Observation, Row, SparkSession}
-import org.apache.spark.sql.functions.{broadcast, coalesce, col, count, input_file_name, length, lit, sum, when}
+import org.apache.spark.sql.functions.{coalesce, col, count, input_file_name, length, lit, sum, when}
 import org.apache.spark.sql.types.{LongType, StructType}
 
 import hsbloom.index.IndexTables
@@ -157,8 +157,8 @@ object IndexRefresh {
     val keptIds = mapper.readValue(keptIdsJson, classOf[Array[Long]]).toSeq.map(id => Row(id))
     val kept = spark.createDataFrame(keptIds.asJava, new StructType().add("file_id", LongType, nullable = false))
     // File ids are unique across a version's directories (docs/refresh.md), so the kept ids pick each row once.
-    val carried = IndexTables.readVerifiedFileTables(spark, oldPaths).join(broadcast(kept), "file_id")
-    val appended = Option(appendedPath).map(p => IndexTables.readVerifiedFileTables(spark, Seq(p)))
+    val carried = IndexTables.readFileTables(spark, oldPaths, Some(kept))
+    val appended = Option(appendedPath).map(p => IndexTables.readFileTables(spark, Seq(p)))
     // The statistics are observed while the table is written: no second pass over it.
     val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
     val observation = Observation("hsbloom refresh statistics")

@@ -19,11 +19,12 @@ import org.apache.spark.unsafe.Platform
  *
  *  - a file-table row: over the fields planning reads, seeded by its index's
  *    and data directory's names (`<index>/v__=N`); column `row_checksum`;
- *  - a stored filter: over its serialization (seed 0); column `filter_checksum`,
- *    checked by whoever reads the `filter` column (refresh, `verify`);
- *  - a block row of a side file under `blocks/` (block `b` of every filter of a
- *    group): 8 bytes right after the row, seeded by the side file's name and the
- *    row's offset;
+ *  - a filter: over its serialization as read back from its blocks (seed 0);
+ *    column `filter_checksum`, checked by whoever reads whole filters
+ *    (`StoredFilters`: refresh, `verify`);
+ *  - a stripe of block rows of a side file under `blocks/` (`FilterBlocks`):
+ *    8 bytes right after the stripe, seeded by the side file's name and the
+ *    stripe's offset;
  *  - a global filter chunk: over its bytes and shape, seeded by the index's
  *    and data directory's names and the column; column `chunk_checksum`.
  */
@@ -36,8 +37,8 @@ object Checksums {
   val FileTableColumns: Seq[StructField] =
     Seq(StructField(FilterChecksum, LongType, nullable = false), StructField(RowChecksum, LongType, nullable = false))
 
-  /** Bytes a block row's checksum takes after the row. */
-  val BlockRowChecksumBytes = 8
+  /** Bytes a stripe's checksum takes after its block rows. */
+  val StripeChecksumBytes = 8
 
   def xxh64(bytes: Array[Byte], offset: Int, length: Int, seed: Long): Long =
     XXH64.hashUnsafeBytes(bytes, Platform.BYTE_ARRAY_OFFSET.toLong + offset, length, seed)
@@ -56,9 +57,9 @@ object Checksums {
     seedOf(Option(dir.getParent).map(_.getName).getOrElse("") + "/" + dir.getName)
   }
 
-  /** The checksum of a block row that starts at `rowOffset` of the side file `fileName`. */
-  def blockRow(bytes: Array[Byte], offset: Int, length: Int, fileName: String, rowOffset: Long): Long =
-    xxh64(bytes, offset, length, XXH64.hashLong(rowOffset, seedOf(fileName)))
+  /** The checksum of a stripe of block rows that starts at `stripeOffset` of the side file `fileName`. */
+  def stripe(bytes: Array[Byte], offset: Int, length: Int, fileName: String, stripeOffset: Long): Long =
+    xxh64(bytes, offset, length, XXH64.hashLong(stripeOffset, seedOf(fileName)))
 
   /** The fields of a file-table row that planning reads, in a fixed order. */
   final case class RowFields(fileId: Long, path: String, size: Long, mtime: Long, column: String, numRows: Long,

@@ -68,7 +68,7 @@ object IndexData {
   final case class IndexedFile(size: Long, mtime: Long, columns: Map[String, ColumnEntry],
       zones: Option[ZoneTable.FileZones] = None)
 
-  /** The columns planning reads; the `filter` column itself is never read. */
+  /** The columns planning reads (filters are read block by block, from `blocks/`). */
   private val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
     "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
     Checksums.FilterChecksum, Checksums.RowChecksum)
@@ -82,7 +82,7 @@ object IndexData {
       row.getLong(Checksums.FilterChecksum, 0))
 
   /** `ProjectedColumns` as `part` stores them (a missing one fails here, naming it). */
-  private def projection(part: Path, conf: Configuration): MessageType = {
+  private[index] def projection(part: Path, conf: Configuration): MessageType = {
     val reader = ParquetFileReader.open(HadoopInputFile.fromPath(part, conf))
     val schema = try reader.getFooter.getFileMetaData.getSchema finally reader.close()
     ProjectedColumns.foreach { c =>
@@ -90,6 +90,11 @@ object IndexData {
         throw new OlderLayoutException(s"index table file $part has no column '$c' (written by an older hsbloom: " +
           "refresh the index with mode='full')")
       }
+    }
+    // Data layouts before 4 stored each filter twice, the whole one in this column, and their blocks differently.
+    if (schema.containsField("filter")) {
+      throw new OlderLayoutException(s"index table file $part holds whole filters (written by an older hsbloom, " +
+        s"data layout before ${Layout.DataLayout}): refresh the index with mode='full'")
     }
     new MessageType(schema.getName, ProjectedColumns.map(c => schema.getType(schema.getFieldIndex(c))).asJava)
   }

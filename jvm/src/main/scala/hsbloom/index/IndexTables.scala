@@ -10,8 +10,9 @@ import org.apache.spark.util.SerializableConfiguration
  * the one place that writes and reads them. Everything that produces rows of
  * a file-level or global table (the build, a refresh carrying rows over from an
  * older version) goes through `writeFileTable` / `writeGlobalTable`, so the
- * physical layout of a version is decided here alone: the file-level table
- * gets the block-addressable copy of its filters (`FilterBlocks`) as it is written.
+ * physical layout of a version is decided here alone: a file-level row's
+ * filter is stored once, in its blocks (`FilterBlocks`), as the row is written,
+ * and read back whole by `StoredFilters`.
  */
 object IndexTables {
   val FileTableSchema: StructType = new StructType()
@@ -49,30 +50,33 @@ object IndexTables {
     val n = FileTableSchema.size
     // A Dataset operation (not an RDD round trip), so that what the caller
     // attached to `rows` (an Observation, for example) still sees the write.
-    // FilterBlocks appends after the row's fields; `filter_source` is moved behind them, to the end.
+    // FilterBlocks drops the filter and appends after the row's other fields; `filter_source` (then the
+    // filter's place) is moved behind them, to the end.
     val withBlocks = rows.select((FileTableSchema.fieldNames.map(rows.col).toIndexedSeq :+ source): _*)
       .mapPartitions((part: Iterator[Row]) => FilterBlocks.attach(part, dataPath, conf.value).map { r =>
         val fields = r.toSeq
-        Row.fromSeq(fields.take(n) ++ fields.drop(n + 1) :+ fields(n))
+        Row.fromSeq(fields.take(n - 1) ++ fields.drop(n) :+ fields(n - 1))
       })(Encoders.row(StoredFileTableSchema))
     write(withBlocks, mode, filesPath(dataPath))
   }
 
+  /** Where the serialized filter is in a row of `FileTableSchema`; the stored table has no such column. */
+  val FilterOrdinal: Int = FileTableSchema.fieldIndex("filter")
+
   /**
    * How a row's filter was made: "hashed" from the column's values, or "adopted" from the
-   * source file's own Parquet Bloom filters (docs/design/adoption.md); null in tables written
-   * before adoption (hashed). Optional in rows given to `writeFileTable` (absent: "hashed").
+   * source file's own Parquet Bloom filters (docs/design/adoption.md). Optional in rows given
+   * to `writeFileTable` (absent: "hashed").
    */
   val FilterSource = "filter_source"
   private val HashedFilter = "hashed"
 
   /**
-   * The file-level table as stored: `FileTableSchema`, the filters' block addresses
-   * (`FilterBlocks`), the checksums, and `FilterSource`.
+   * The file-level table as stored: `FileTableSchema` without the filter (stored once, in its blocks), the
+   * filter's block address and size (`FilterBlocks`), the checksums, and `FilterSource`.
    */
-  val StoredFileTableSchema: StructType =
-    StructType(FileTableSchema.fields ++ FilterBlocks.Columns ++ Checksums.FileTableColumns)
-      .add(FilterSource, StringType, nullable = true)
+  val StoredFileTableSchema: StructType = StructType(FileTableSchema.fields.filterNot(_.name == "filter") ++
+    FilterBlocks.Columns ++ Checksums.FileTableColumns).add(FilterSource, StringType, nullable = true)
 
   /** The global table as stored: `GlobalTableSchema` and each chunk's checksum (`Checksums.chunk`). */
   val StoredGlobalTableSchema: StructType = GlobalTableSchema.add(Checksums.ChunkChecksum, LongType, nullable = false)
@@ -89,44 +93,44 @@ object IndexTables {
   /** The side files with the filters' blocks (`FilterBlocks`) inside a version's data directory. */
   def blocksPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, FilterBlocks.Dir).toString
 
-  /** The file-level table of the version at `dataPath`, as a DataFrame (for refresh and tests). */
+  /** The file-level table of the version at `dataPath`, filters read back whole (`readFileTables`). */
   def readFileTable(spark: SparkSession, dataPath: String): DataFrame = readFileTables(spark, Seq(dataPath))
 
-  /** The file-level tables of several data directories (the parts of one version) as one DataFrame. */
-  def readFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame =
-    spark.read.schema(FileTableSchema).parquet(dataPaths.map(filesPath): _*)
-
-  /** Like `readFileTables`, with the block columns `writeFileTable` stores (`StoredFileTableSchema`). */
-  def readStoredFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame =
-    spark.read.schema(StoredFileTableSchema).parquet(dataPaths.map(filesPath): _*)
-
   /**
-   * The file-level tables of `dataPaths` (rows of `FileTableSchema`, then `FilterSource`) for
-   * copying into a new version: every row is checked against its checksums as
-   * it is read, and the job fails naming the file when one does not match, so
-   * damage is never carried into a version whose checksums would vouch for it.
+   * The file-level tables of `dataPaths` as rows of `FileTableSchema` then `FilterSource`, each
+   * filter read back whole from its blocks (`StoredFilters`), for copying into
+   * a new version (and for tests): every row and every stripe of blocks is checked
+   * against its checksums as it is read, and the job fails naming the file
+   * when one does not match, so damage is never carried into a version whose
+   * checksums would vouch for it. A filter that did not parse when it was
+   * written comes back empty (and is stored without blocks again).
    */
-  def readVerifiedFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame = {
-    import org.apache.spark.sql.functions.{col, input_file_name}
-    val stored = spark.read.schema(StoredFileTableSchema).parquet(dataPaths.map(filesPath): _*)
-    val n = FileTableSchema.size
-    stored.select((StoredFileTableSchema.fieldNames.map(col) :+ input_file_name()).toIndexedSeq: _*)
-      .map { (r: Row) =>
-        val part = r.getString(r.length - 1)
-        val filter = r.getAs[Array[Byte]](n - 1)
-        val fields = Checksums.RowFields(r.getLong(0), r.getString(1), r.getLong(2), r.getLong(3), r.getString(4),
-          r.getLong(5), r.getLong(6), r.getString(n), r.getLong(n + 1), r.getInt(n + 2), r.getInt(n + 3),
-          r.getInt(n + 4), if (r.isNullAt(n + 5)) 0L else r.getLong(n + 5))
-        val seed = Checksums.directorySeed(new org.apache.hadoop.fs.Path(part).getParent.getParent.toString)
-        // Null checksums: written by an hsbloom before checksums (data layout 2), carried as it was trusted then.
-        val unchecked = r.isNullAt(n + 5) || r.isNullAt(n + 6)
-        if (!unchecked && (Checksums.xxh64(filter, 0L) != fields.filterChecksum || fields.checksum(seed) != r.getLong(n + 6))) {
-          throw new IllegalStateException(s"damaged index file $part: a row fails its checksum (file " +
-            s"${fields.path}, column ${fields.column}); refresh the index with mode='full', which rebuilds from the source")
+  def readFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame = readFileTables(spark, dataPaths, None)
+
+  /** `readFileTables` of the rows whose `file_id` is in `keptIds` (a one-column DataFrame) only. */
+  def readFileTables(spark: SparkSession, dataPaths: Seq[String], keptIds: Option[DataFrame]): DataFrame = {
+    import org.apache.spark.sql.functions.{broadcast, col, input_file_name}
+    val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
+    val all = readStoredFileTables(spark, dataPaths)
+      .select((StoredFileTableSchema.fieldNames.map(col) :+ input_file_name().as("_part")).toIndexedSeq: _*)
+    // A join on file_id keeps it first and the other columns in order.
+    val stored = keptIds.map(ids => all.join(broadcast(ids), "file_id")).getOrElse(all)
+    stored.mapPartitions { (rows: Iterator[Row]) =>
+        val filters = new StoredFilters.Reader(conf.value)
+        rows.map { r =>
+          val part = new org.apache.hadoop.fs.Path(r.getString(r.length - 1))
+          val dataPath = part.getParent.getParent.toString
+          val values = r.toSeq.take(FileTableSchema.size - 1) // the stored fields before the block columns
+          val source = Option(r.getString(StoredFileTableSchema.fieldIndex(FilterSource))).getOrElse(HashedFilter)
+          Row.fromSeq(values.take(FilterOrdinal) ++ Seq(filters.verified(r, part, dataPath)) ++
+            values.slice(FilterOrdinal, FileTableSchema.size - 1) :+ source)
         }
-        Row.fromSeq(r.toSeq.take(n) :+ Option(r.getString(n + 7)).getOrElse(HashedFilter))
       }(Encoders.row(FileTableSchema.add(FilterSource, StringType, nullable = false)))
   }
+
+  /** The stored rows of the file-level tables of `dataPaths` (`StoredFileTableSchema`: no filters). */
+  def readStoredFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame =
+    spark.read.schema(StoredFileTableSchema).parquet(dataPaths.map(filesPath): _*)
 
   /**
    * The global table of the version at `dataPath`, as a DataFrame of

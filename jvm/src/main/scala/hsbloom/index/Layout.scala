@@ -35,13 +35,16 @@ object Layout {
   val FilesTable = "files"
   val GlobalTable = "global"
   val BlocksDir = "blocks"
-  /** Optional in data layout 3: written only for `granularity="row_group"`; a reader that lacks it reads files whole. */
+  /** Optional since data layout 3: written only for `granularity="row_group"`; a reader that lacks it reads files whole. */
   val ZonesTable = "zones"
   /**
    * How a data directory is stored, recorded in log entries as `data_layout`:
-   * 3 is file tables with block-addressable side files (`blocks/`) and checksums.
+   * 4 is file tables whose filters are stored once, in block-addressable side
+   * files (`blocks/`), with checksums, and which list every source file of the
+   * version (the log entry does not). 3 kept each filter whole in the file
+   * table as well; 2 had no checksums.
    */
-  val DataLayout = 3
+  val DataLayout = 4
 
   val Creating = "CREATING"
   val Active = "ACTIVE"

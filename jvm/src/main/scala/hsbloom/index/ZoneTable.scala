@@ -37,8 +37,12 @@ object ZoneTable {
 
   /** What the build writes: a file-table row of one row group, then `Columns`. */
   val InputSchema: StructType = StructType(IndexTables.FileTableSchema.fields ++ Columns)
-  /** As stored: `InputSchema`, the blocks' address, the file-table checksums, and the zone checksum. */
-  val StoredSchema: StructType = StructType(InputSchema.fields ++ FilterBlocks.Columns ++ Checksums.FileTableColumns)
+  /**
+   * As stored: `InputSchema` without the filter (stored once, in its blocks), the blocks' address, the file-table
+   * checksums, and the zone checksum.
+   */
+  val StoredSchema: StructType = StructType(InputSchema.fields.filterNot(_.name == "filter") ++ FilterBlocks.Columns ++
+    Checksums.FileTableColumns)
     .add(ZoneChecksum, LongType, nullable = false)
 
   def path(dataPath: String): String = new Path(dataPath, Layout.ZonesTable).toString
@@ -52,7 +56,8 @@ object ZoneTable {
   def write(rows: DataFrame, dataPath: String): Unit = {
     val conf = new SerializableConfiguration(rows.sparkSession.sessionState.newHadoopConf())
     val seed = Checksums.directorySeed(dataPath)
-    val n = InputSchema.size
+    // Where the zone's own fields are once FilterBlocks took the filter out of the row.
+    val n = InputSchema.size - 1
     val stored = rows.select(InputSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
       .mapPartitions { (part: Iterator[Row]) =>
         // FilterBlocks reads the file-table fields at their places and appends after the row's own fields.

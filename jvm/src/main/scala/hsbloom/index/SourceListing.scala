@@ -1,0 +1,101 @@
+package hsbloom.index
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.parquet.example.data.Group
+import org.apache.parquet.hadoop.ParquetReader
+import org.apache.parquet.hadoop.api.ReadSupport
+import org.apache.parquet.hadoop.example.GroupReadSupport
+import org.apache.spark.sql.SparkSession
+
+/**
+ * The source files an index version holds, read from its file tables. Every
+ * file of the listing a data directory was built from has a row per indexed
+ * column there (a file that yields no rows gets one with zero counts:
+ * docs/design/build.md), so the log entry does not list the files: it keeps
+ * only their number (`summary.num_files`), and an incremental refresh adds a
+ * data directory with rows for the appended files only (docs/design/log.md).
+ * Read like planning reads the tables: parquet-java with column projection,
+ * on the driver, every row checked against its checksum.
+ */
+object SourceListing {
+  private val mapper = new ObjectMapper()
+
+  /** A source file as a version's tables hold it. */
+  final case class HeldFile(id: Long, path: String, size: Long, mtime: Long)
+
+  /**
+   * The files of the data directories `dataPathsJson` (oldest first) without
+   * the ids `droppedIdsJson`, as JSON `{"files": [{id, path, size, mtime}]
+   * sorted by path, "damaged": n}`: `n` counts the rows that fail their
+   * checksums and the table parts that cannot be read (recorded in
+   * `IndexDamage` too), so a caller knows the listing may lack files.
+   */
+  def read(spark: SparkSession, dataPathsJson: String, droppedIdsJson: String): String = {
+    val dataPaths = mapper.readValue(dataPathsJson, classOf[Array[String]]).toSeq
+    val dropped = mapper.readValue(droppedIdsJson, classOf[Array[Long]]).toSet
+    val (files, damaged) = held(dataPaths, dropped, spark.sessionState.newHadoopConf())
+    val out = new java.util.LinkedHashMap[String, Any]()
+    out.put("files", files.sortBy(_.path).map { f =>
+      val m = new java.util.LinkedHashMap[String, Any]()
+      m.put("id", f.id); m.put("path", f.path); m.put("size", f.size); m.put("mtime", f.mtime)
+      m
+    }.asJava)
+    out.put("damaged", damaged)
+    mapper.writeValueAsString(out)
+  }
+
+  /** The files `read` returns, and how many rows or parts could not be used. */
+  def held(dataPaths: Seq[String], dropped: Set[Long], conf: Configuration): (Seq[HeldFile], Int) = {
+    val files = mutable.HashMap[Long, HeldFile]()
+    var damaged = 0
+    dataPaths.foreach { dataPath =>
+      val seed = Checksums.directorySeed(dataPath)
+      val table = new Path(IndexTables.filesPath(dataPath))
+      val parts = try table.getFileSystem(conf).listStatus(table).filter(s => s.isFile &&
+        !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
+      catch {
+        case e: java.io.FileNotFoundException =>
+          IndexDamage.record(new Path(dataPath), table, "the file table is missing")
+          damaged += 1
+          Array.empty[Path]
+      }
+      parts.foreach { part =>
+        var bad = 0
+        try {
+          val readConf = new Configuration(conf)
+          readConf.set(ReadSupport.PARQUET_READ_SCHEMA, IndexData.projection(part, conf).toString)
+          val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
+          try {
+            var row: Group = rows.read()
+            while (row != null) {
+              val f = IndexData.rowFields(row)
+              if (f.checksum(seed) != row.getLong(Checksums.RowChecksum, 0)) bad += 1
+              else if (!dropped.contains(f.fileId)) {
+                val file = HeldFile(f.fileId, f.path, f.size, f.mtime)
+                if (files.getOrElseUpdate(f.fileId, file) != file) {
+                  throw new IllegalStateException(s"file id ${f.fileId} names two files (${files(f.fileId).path} " +
+                    s"and ${f.path})")
+                }
+              }
+              row = rows.read()
+            }
+          } finally rows.close()
+        } catch {
+          case e: OlderLayoutException => throw e
+          case NonFatal(e) =>
+            IndexDamage.record(part, s"the file table part cannot be read ($e)")
+            damaged += 1
+        }
+        if (bad > 0) IndexDamage.record(part, s"$bad rows of the file table fail their checksums")
+        damaged += bad
+      }
+    }
+    (files.values.toSeq, damaged)
+  }
+}
