@@ -112,7 +112,7 @@ def restore(spark, path: str, version: int) -> None:
     spark.sql(f"RESTORE TABLE delta.`{path}` TO VERSION AS OF {version}")
 
 
-def measure(spark, rows: int, files: int, dv: bool, keys: list[str], repeat: int) -> None:
+def measure(spark, rows: int, files: int, dv: bool, keys: list[str], repeat: int, only: set[str]) -> None:
     path = delta_table(spark, rows, files, dv)
     ensure_index(spark, path, index_name(rows, files, dv), keys)
     print(f"\n{rows:,} rows in {files} files, deletion vectors {'on' if dv else 'off'}")
@@ -124,12 +124,15 @@ def measure(spark, rows: int, files: int, dv: bool, keys: list[str], repeat: int
             spark.createDataFrame([r.asDict() | {"payload": float(i)} for i, r in enumerate(sample[:n])]) \
                 .select("long_key", "uuid_key", "payload").createOrReplaceTempView(f"upsert_src{n}")
         for label, statement in statements(key, sample).items():
+            if only and label not in only:
+                continue
             holders = {r["_file"] for r in sample[:int(label.split()[1])]}
             limit = limit_table(spark, holders, dv, DATA / "upsert_limit")
             times, scans = {}, {}
             for mode, target, enabled in (("off", path, False), ("on", path, True), ("limit", limit, False)):
                 runs = []
-                for _ in range(1 if mode == "off" else repeat):
+                # MERGE 100's claim is the files it reads, not its time: one run of each.
+                for _ in range(1 if mode == "off" or label == "MERGE 100" else repeat):
                     seconds, scans[mode], version = run(spark, statement, target, enabled)
                     runs.append(seconds)
                     if mode == "on":
@@ -154,17 +157,21 @@ def main() -> None:
     parser.add_argument("--keys", default="long_key,uuid_key")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each statement with hsbloom on and of "
                         "the limit (the fastest counts); off runs once")
+    parser.add_argument("--statements", default="", help="only these (comma-separated labels, e.g. 'DELETE 10')")
+    parser.add_argument("--sizes", default="", help="only these multiples of the table (e.g. '5'), default 1 and --scale")
     parser.add_argument("--prepare", action="store_true", help="write the tables and indexes, time nothing")
     args = parser.parse_args()
     keys = args.keys.split(",")
+    only = {s.strip() for s in args.statements.split(",") if s.strip()}
     spark = session("hsbloom-bench-upsert", delta=True, driver_memory="4g")
     for dv in {"on": [True], "off": [False], "both": [True, False]}[args.dv]:
-        for factor in sorted({1, args.scale}) if dv else [1]:
+        sizes = [int(f) for f in args.sizes.split(",")] if args.sizes else sorted({1, args.scale}) if dv else [1]
+        for factor in sizes:
             rows, files = args.rows * factor, args.files * factor
             if args.prepare:
                 ensure_index(spark, delta_table(spark, rows, files, dv), index_name(rows, files, dv), keys)
             else:
-                measure(spark, rows, files, dv, keys, args.repeat)
+                measure(spark, rows, files, dv, keys, args.repeat, only)
     spark.stop()
 
 
