@@ -39,7 +39,9 @@ class StoredFiltersSuite extends AnyFunSuite {
     val dataPath = new Path(Files.createTempDirectory("stored").toUri.toString, "idx/v__=0").toString
     val rows = written(dataPath, Seq(1 -> 32, 1 -> 4096, 2 -> 1024, 3 -> 2048, 9 -> 512, 20 -> 8192))
     val s = IndexTables.StoredFileTableSchema
-    assert(rows.forall(_._1.length == s.size) && !s.fieldNames.contains("filter"))
+    // attach's rows: every stored column but the last, `filter_source`, which writeFileTable adds.
+    assert(s.fieldNames.last == IndexTables.FilterSource)
+    assert(rows.forall(_._1.length == s.size - 1) && !s.fieldNames.contains("filter"))
     val part = new Path(IndexTables.filesPath(dataPath), "part-0.parquet")
     val reader = new StoredFilters.Reader(conf)
     val blocks = new FilterBlocks.Reader(conf, 1L << 20)
