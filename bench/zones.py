@@ -17,7 +17,7 @@ And the row groups read by (z), from the scan metrics. Every method runs
 once per round, interleaved, so a load change hits all alike.
 
 Then the build time over table A's native copies, adopting their filters vs
-hashing the keys (`spark.hsbloom.build.adoptNativeFilters`), beside a plain
+hashing the keys (`settings.BUILD_ADOPT_NATIVE_FILTERS`), beside a plain
 scan of the key columns: the copy with filters sized for a row group (whose
 OR over a file's 8 row groups misses the target fpp, so it is hashed: the
 reasons are printed) and one with filters sized for twice a file's rows
@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 from common import DATA, key_rows, session
+from hsbloom import settings
 from pyspark.sql import functions as F
 
 import hsbloom
@@ -42,7 +43,7 @@ from hsbloom.errors import IndexExistsError
 from hsbloom.explain import row_group_counts
 
 COLUMNS = ["long_key", "uuid_key"]
-ADOPT = "spark.hsbloom.build.adoptNativeFilters"
+ADOPT = settings.BUILD_ADOPT_NATIVE_FILTERS
 TABLES = {"A": (16, 8, 400_000), "B": (200, 4, 25_000)}  # files, row groups per file, rows per row group
 
 

@@ -9,3 +9,4 @@ from __future__ import annotations
 
 ENABLED = "spark.hsbloom.enabled"
 SYSTEM_PATH = "spark.hsbloom.system.path"
+BUILD_ADOPT_NATIVE_FILTERS = "spark.hsbloom.build.adoptNativeFilters"

@@ -25,6 +25,7 @@ import hsbloom
 from hsbloom.explain import files_read
 from oracle.sbbf import Sbbf
 from pruning_support import outcomes
+from stored_filters import rows_with_filters
 
 ADOPT = "spark.hsbloom.build.adoptNativeFilters"
 STRINGS = ["", "ü", "日本語", "emoji 🎉", "it's", "NULL", "plain"]
@@ -106,9 +107,8 @@ def file_filters(info) -> dict[tuple[str, str], bytes]:
     """The index's file filters by (local source path, column)."""
     out = {}
     for data_path in info.data_paths:
-        table = pq.read_table(Path(local(data_path)) / "files", columns=["file_path", "column", "filter"])
-        for path, column, blob in zip(*(table.column(c).to_pylist() for c in ("file_path", "column", "filter"))):
-            out[(local(path), column)] = blob
+        for row in rows_with_filters(Path(local(data_path))):  # each filter read back from its blocks
+            out[(local(row["file_path"]), row["column"])] = row["filter"]
     return out
 
 
