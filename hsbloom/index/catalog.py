@@ -94,6 +94,7 @@ class IndexInfo:
 def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[str, ...] = ()) -> IndexInfo:
     assert entry.config is not None and entry.source is not None and entry.data_version is not None
     summary = entry.summary or {}
+    file_fpp, shared_fpp = entry.fpps
     per_column = summary.get("columns", {})
     columns = tuple(
         ColumnStatistics(
@@ -117,8 +118,8 @@ def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[st
         data_path=layout.data_path(entry.data_version),  # from where the log is, so a moved system path works
         data_paths=tuple(layout.data_path(v) for v in entry.parts),
         num_files=int(summary.get("num_files", len(entry.source.files))),
-        file_fpp=entry.fpps[0],
-        shared_fpp=entry.fpps[1],
+        file_fpp=file_fpp,
+        shared_fpp=shared_fpp,
         num_rows=summary.get("num_rows"),
         index_bytes=summary.get("index_bytes"),
         columns=columns,

@@ -26,12 +26,12 @@ final case class BuildRequest(
     /** "file": one filter per file and column; "row_group": also one per row group (zones, Parquet only). */
     granularity: String = BuildRequest.FileGranularity,
     /** The global filter's and the zones' false-positive probability (their false positives do not add up over
-     *  files); NaN: `fpp`. */
-    sharedFppOrNaN: Double = Double.NaN) {
+     *  files); None: `fpp`. */
+    sharedFppGiven: Option[Double] = None) {
   require(BuildRequest.Granularities.contains(granularity),
     s"granularity must be one of ${BuildRequest.Granularities.mkString(", ")}, got '$granularity'")
   def zones: Boolean = granularity == BuildRequest.RowGroupGranularity
-  def sharedFpp: Double = if (sharedFppOrNaN.isNaN) fpp else sharedFppOrNaN
+  def sharedFpp: Double = sharedFppGiven.getOrElse(fpp)
 }
 
 object BuildRequest {
@@ -65,6 +65,6 @@ object BuildRequest {
         .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty),
       globalHeldHashes = Option(root.get("global_held_hashes")).map(_.asLong).getOrElse(DefaultGlobalHeldHashes),
       granularity = Option(root.get("granularity")).filterNot(_.isNull).map(_.asText).getOrElse(FileGranularity),
-      sharedFppOrNaN = Option(root.get("shared_fpp")).filterNot(_.isNull).map(_.asDouble).getOrElse(Double.NaN))
+      sharedFppGiven = Option(root.get("shared_fpp")).filterNot(_.isNull).map(_.asDouble))
   }
 }
