@@ -39,7 +39,8 @@ import hsbloom.sbbf.{ParquetHash, Sbbf}
  *     and writes the global table in chunks. No filter passes through the driver.
  *  0. Where the source files carry Parquet-native SBBFs of the indexed columns,
  *     a first job takes each file's filters from its footer instead
- *     (`Adoption`, `NativeFilters`); the scan reads only the files not adopted.
+ *     (`Adoption`, `NativeFilters`; with zones, its row groups' filters too:
+ *     `NativeZones`); the scan reads only the files not adopted.
  *  4. With zones (`granularity="row_group"`), the map side also builds one
  *     filter per row group and column (`ZoneTracker`); they go to partitions
  *     of their own in the same shuffle, and a third job over it writes the
@@ -129,7 +130,8 @@ object IndexBuild {
             columns(k.column), z.rows, z.nulls, z.ndv, z.filter, z.rowGroup, z.rowGroups, z.start, z.length)
           case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a zone partition")
         })
-      ZoneTable.write(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request.dataPath)
+      ZoneTable.write(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request.dataPath,
+        if (adoption.wroteZones) "append" else "errorifexists")
     }
     val written = System.nanoTime()
 

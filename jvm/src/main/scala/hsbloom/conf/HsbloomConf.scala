@@ -71,7 +71,12 @@ object HsbloomConf {
 
   val BuildAdoptNativeFilters: Setting[Boolean] = boolean("spark.hsbloom.build.adoptNativeFilters", default = true,
     "Whether an index build takes a Parquet file's own Bloom filters of the indexed columns instead of hashing " +
-      "the column, where they are exact and strong enough (file granularity, no global filter).")
+      "the column, where they are exact and strong enough (no global filter).")
+
+  val BuildAdoptRowGroupSizedFilters: Setting[Boolean] = boolean("spark.hsbloom.build.adoptRowGroupSizedFilters",
+    default = false, "With zones: whether a file whose native filters each make a good zone filter but whose OR is " +
+      "weaker than the index fpp is adopted, with that OR as its file filter (its zones decide; lookups may read " +
+      "more row groups than with a hashed index). false hashes such files.")
 
   val JoinEnabled: Setting[Boolean] = boolean("spark.hsbloom.join.enabled", default = true,
     "Whether joins use indexes (a global filter on the probe side, pruning by the build side's keys); " +
@@ -92,7 +97,7 @@ object HsbloomConf {
 
   /** Every setting, in the order docs/configuration.md lists them. */
   val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, CatalogRefreshIntervalMs, CacheMaxBytes, CacheBlockBytes,
-    ZonesEnabled, BuildAdoptNativeFilters, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
+    ZonesEnabled, BuildAdoptNativeFilters, BuildAdoptRowGroupSizedFilters, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
 
   /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for Python. */
   def json(): String = {

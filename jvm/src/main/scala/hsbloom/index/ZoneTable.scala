@@ -52,8 +52,11 @@ object ZoneTable {
     XXH64.hashLong(length, XXH64.hashLong(start, XXH64.hashLong((rowGroup.toLong << 32) | rowGroups,
       XXH64.hashLong(rowChecksum, seed))))
 
-  /** Writes rows of `InputSchema` as the zone table of the version at `dataPath` (its filters' blocks too). */
-  def write(rows: DataFrame, dataPath: String): Unit = {
+  /**
+   * Writes rows of `InputSchema` as the zone table of the version at `dataPath` (its filters' blocks too);
+   * `mode` "append" adds to a zone table written before in the same build (adopted files' zones).
+   */
+  def write(rows: DataFrame, dataPath: String, mode: String): Unit = {
     val conf = new SerializableConfiguration(rows.sparkSession.sessionState.newHadoopConf())
     val seed = Checksums.directorySeed(dataPath)
     // Where the zone's own fields are once FilterBlocks took the filter out of the row.
@@ -67,7 +70,7 @@ object ZoneTable {
             r.getLong(n - 1), seed))
         }
       }(Encoders.row(StoredSchema))
-    IndexTables.write(stored, "errorifexists", path(dataPath))
+    IndexTables.write(stored, mode, path(dataPath))
   }
 
   /** One row group of a file: its byte range, rows, and per column its entry (counts and filter). */
