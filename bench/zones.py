@@ -18,10 +18,12 @@ once per round, interleaved, so a load change hits all alike.
 
 Then the build time over table A's native copies, adopting their filters vs
 hashing the keys (`settings.BUILD_ADOPT_NATIVE_FILTERS`), beside a plain
-scan of the key columns: the copy with filters sized for a row group (whose
-OR over a file's 8 row groups misses the target fpp, so it is hashed: the
-reasons are printed) and one with filters sized for twice a file's rows
-(adopted).
+scan of the key columns and its ratio to it, at file granularity and with
+zones: the copy with filters sized for a row group (whose OR over a file's 8
+row groups misses the target fpp, so it is hashed, the reasons printed,
+unless `settings.BUILD_ADOPT_ROW_GROUP_SIZED_FILTERS` lets the zones decide:
+the "rg-sized on" row) and one with filters sized for twice a file's rows
+(adopted, file filters and zones).
 `--build-only` runs just that.
 """
 
@@ -44,6 +46,7 @@ from hsbloom.explain import row_group_counts
 
 COLUMNS = ["long_key", "uuid_key"]
 ADOPT = settings.BUILD_ADOPT_NATIVE_FILTERS
+ROW_GROUP_SIZED = settings.BUILD_ADOPT_ROW_GROUP_SIZED_FILTERS
 TABLES = {"A": (16, 8, 400_000), "B": (200, 4, 25_000)}  # files, row groups per file, rows per row group
 
 
@@ -99,31 +102,39 @@ def timed(action) -> float:
 
 
 def build_times(spark, copies: dict[str, str], repeat: int) -> None:
-    """Per copy: a plain scan of the key columns, and an index build (file granularity, no global filter)
-    adopting native filters and hashing; the median of `repeat` runs each, interleaved."""
+    """Per copy and granularity: a plain scan of the key columns, and an index build (no global filter)
+    adopting native filters and hashing; the median of `repeat` runs each, interleaved. With zones, also a build
+    that adopts files whose filters are sized for a row group (`ROW_GROUP_SIZED`)."""
     hs = hsbloom.Hyperspace(spark)
     print(f"\nbuild over table A's native copies: median of {repeat} interleaved rounds")
-    print(f"{'copy':22s} {'scan keys':>10s} {'adopted':>9s} {'hashed':>9s} {'adopt/scan':>11s} {'hash/scan':>10s}  adoption")
+    print(f"{'copy':16s} {'index':22s} {'scan keys':>10s} {'adopted':>9s} {'hashed':>9s} {'adopt/scan':>11s} "
+          f"{'hash/scan':>10s}  adoption")
+    variants = {"file": ("file", False), "zones": ("row_group", False), "zones, rg-sized on": ("row_group", True)}
     for label, path in copies.items():
-        times: dict[str, list[float]] = {"scan": [], "true": [], "false": []}
-        outcome = ""
-        for round_ in range(repeat):
-            scan = spark.read.parquet(path).select(*COLUMNS)
-            times["scan"].append(timed(lambda: scan.write.format("noop").mode("overwrite").save()))
-            for adopt in ("true", "false"):
-                name = f"bench_adopt_{Path(path).name}_{adopt}_{round_}"
-                spark.conf.set(ADOPT, adopt)
-                config = hsbloom.BFIndexConfig(name, COLUMNS, global_filter=False)
-                times[adopt].append(timed(lambda: hs.create_index(spark.read.parquet(path), config)))
-                spark.conf.unset(ADOPT)
-                if adopt == "true":
-                    info = hs.index(name)
-                    outcome = f"{info.adopted_files} files adopted, hashed: {info.hashed_files or 'none'}"
-                hs.delete_index(name)
-                hs.vacuum_index(name)
-        med = {k: statistics.median(v) for k, v in times.items()}
-        print(f"{label:22s} {med['scan']:9.2f}s {med['true']:8.2f}s {med['false']:8.2f}s "
-              f"{med['true'] / med['scan']:10.2f}x {med['false'] / med['scan']:9.2f}x  {outcome}", flush=True)
+        for variant, (granularity, row_group_sized) in variants.items():
+            times: dict[str, list[float]] = {"scan": [], "true": [], "false": []}
+            outcome = ""
+            for round_ in range(repeat):
+                scan = spark.read.parquet(path).select(*COLUMNS)
+                times["scan"].append(timed(lambda: scan.write.format("noop").mode("overwrite").save()))
+                for adopt in ("true", "false"):
+                    name = f"bench_adopt_{Path(path).name}_{granularity}_{adopt}_{round_}"
+                    spark.conf.set(ADOPT, adopt)
+                    spark.conf.set(ROW_GROUP_SIZED, str(row_group_sized).lower())
+                    config = hsbloom.BFIndexConfig(name, COLUMNS, global_filter=False, granularity=granularity)
+                    try:
+                        times[adopt].append(timed(lambda: hs.create_index(spark.read.parquet(path), config)))
+                    finally:
+                        spark.conf.unset(ADOPT)
+                        spark.conf.unset(ROW_GROUP_SIZED)
+                    if adopt == "true":
+                        info = hs.index(name)
+                        outcome = f"{info.adopted_files} files adopted, hashed: {info.hashed_files or 'none'}"
+                    hs.delete_index(name)
+                    hs.vacuum_index(name)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            print(f"{label:16s} {variant:22s} {med['scan']:9.2f}s {med['true']:8.2f}s {med['false']:8.2f}s "
+                  f"{med['true'] / med['scan']:10.2f}x {med['false'] / med['scan']:9.2f}x  {outcome}", flush=True)
 
 
 def main() -> None:

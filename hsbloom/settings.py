@@ -10,3 +10,4 @@ from __future__ import annotations
 ENABLED = "spark.hsbloom.enabled"
 SYSTEM_PATH = "spark.hsbloom.system.path"
 BUILD_ADOPT_NATIVE_FILTERS = "spark.hsbloom.build.adoptNativeFilters"
+BUILD_ADOPT_ROW_GROUP_SIZED_FILTERS = "spark.hsbloom.build.adoptRowGroupSizedFilters"

@@ -27,7 +27,7 @@ from stored_filters import rows_with_filters
 from test_adopt import COLUMNS, SCHEMA, local, parquet_files, predicates, rows, write_spark
 
 ADOPT = settings.BUILD_ADOPT_NATIVE_FILTERS
-ROW_GROUP_SIZED = "spark.hsbloom.build.adoptRowGroupSizedFilters"
+ROW_GROUP_SIZED = settings.BUILD_ADOPT_ROW_GROUP_SIZED_FILTERS
 ZONES = "spark.hsbloom.zones.enabled"
 
 
