@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hsbloom import settings
+from pyspark.sql import functions as F
 
 import hsbloom
 from hsbloom.explain import row_group_counts
@@ -154,6 +155,32 @@ def test_row_group_sized_filters_are_hashed_unless_allowed(spark, tmp_path):
     kept = sum(before or 0 for before, _ in counts)
     read = sum((before or 0) - (pruned or 0) for before, pruned in counts)
     assert kept > 0 and read <= 2, counts
+    assert_join_prunes_row_groups(spark, directory, [r["key"] for r in data[7::1500] if r["key"] is not None],
+                                  tmp_path / "dim")
+
+
+def assert_join_prunes_row_groups(spark, directory: str, wanted: list[int], dim: Path) -> None:
+    """A join whose build side holds `wanted` keys (and an absent one) gives the rows it gives with hsbloom off,
+    and its probe side reads only row groups that may hold a build key."""
+    spark.createDataFrame([(k, f"k{k}") for k in wanted] + [(-1, "none")], "key long, name string").coalesce(
+        1).write.parquet(str(dim))
+
+    def join():
+        fact, small = spark.read.parquet(directory).alias("f"), spark.read.parquet(str(dim)).alias("d")
+        return fact.join(small.where("d.name <> 'x'"), F.col("f.key") == F.col("d.key")).select("f.id", "d.name")
+
+    spark.conf.set("spark.hsbloom.join.costModel", "false")
+    try:
+        hsbloom.disable(spark)
+        off = sorted(tuple(r) for r in join().collect())
+        hsbloom.enable(spark)
+        on = sorted(tuple(r) for r in join().collect())
+        assert on == off and len(off) >= len(wanted)
+        before, pruned = row_group_counts(join())
+        assert before is not None and pruned is not None and before - pruned <= 2 * len(wanted), (before, pruned)
+    finally:
+        spark.conf.unset("spark.hsbloom.join.costModel")
+        hsbloom.disable(spark)
 
 
 def test_under_sized_native_zone_filters_are_hashed(spark, tmp_path):
