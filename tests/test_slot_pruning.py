@@ -121,3 +121,28 @@ def test_pruned_listing_is_the_per_file_answer(spark, table, predicate, check):
     expected = {n for n in names if n in stale or per_file(rows, n, check)}
     assert listed == expected
     assert stale <= listed
+
+
+def test_a_listing_of_few_indexed_files_is_answered_file_by_file(spark, tmp_path):
+    """One partition of 16 lists 1/16 of the indexed files: answered file by file (the same answer), as the
+    explain line says; the whole table is answered for all files at once."""
+    from pyspark.sql import functions as F
+
+    from hsbloom.explain import explain_string
+
+    directory = str(tmp_path / "parts")
+    spark.range(0, 3200, numPartitions=4).select(F.col("id").alias("key"), (F.col("id") % 16).alias("part")) \
+        .write.partitionBy("part").parquet(directory)
+    create_index(spark, directory, "slot_parts", ["key"])
+    one = lambda: spark.read.parquet(directory).where((F.col("key") == 1603) & (F.col("part") == 3))  # noqa: E731
+    whole = lambda: spark.read.parquet(directory).where(F.col("key").isin(1603, 77))  # noqa: E731
+    hsbloom.enable(spark)
+    try:
+        assert "file by file: few of the indexed files listed" in explain_string(one())
+        assert "all indexed files at once" in explain_string(whole())
+        on = (sorted(r.key for r in one().collect()), sorted(r.key for r in whole().collect()))
+        assert listed_names(one()) <= listed_names(whole())
+        assert len(listed_names(one())) == 1 and len(listed_names(whole())) == 2
+    finally:
+        hsbloom.disable(spark)
+    assert on == ([1603], [77, 1603])

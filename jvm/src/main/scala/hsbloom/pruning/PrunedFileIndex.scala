@@ -55,14 +55,24 @@ final class PrunedFileIndex(
         name -> cs.map(c => (versions.indexOf(c.index), c.indexColumn))
       }
       val slots = data.map(_.listings.slotsOf(listed)).toArray
-      val compiled = SlotPredicates.compile(predicate, data, c => sources.getOrElse(c, Nil))
+      // All slots at once costs the version's files x hashes; file by file, the listed ones. A listing of few of
+      // the indexed files (say, one partition) is answered file by file (the same answer, SlotPredicatesSuite).
+      val allAtOnce = data.indices.forall(k => slots(k).count(_ >= 0) * 8L >= data(k).numFiles)
+      val mayMatch: Int => Boolean = if (allAtOnce) {
+        val compiled = SlotPredicates.compile(predicate, data, c => sources.getOrElse(c, Nil))
+        i => compiled.mayMatch(slots, i)
+      } else {
+        i => PredicateTranslation.mayMatch(predicate, column => sources.getOrElse(column, Nil).flatMap {
+          case (k, indexColumn) => if (slots(k)(i) < 0) None else data(k).entry(slots(k)(i), indexColumn)
+        })
+      }
       val zonesOn = (session == null || HsbloomConf.ZonesEnabled.get(session)) && data.exists(_.hasZones)
       var (groupsBefore, groupsAfter) = (0, 0)
       val firsts = listed.scanLeft(0)(_ + _.files.size) // each directory's first file in the listing order
       val kept = listed.zip(firsts).map { case (dir, first) =>
         dir.copy(files = dir.files.zipWithIndex.flatMap { case (f, j) =>
           val i = first + j
-          val fileMayMatch = compiled.mayMatch(slots, i)
+          val fileMayMatch = mayMatch(i)
           // Of a kept file with zones, only the row groups that may match (none: the file is pruned too).
           val zones = if (fileMayMatch && zonesOn) {
             ZonePruning.select(predicate, relevant, versions.indices.map(k => (versions(k), data(k), slots(k)(i))))
@@ -73,7 +83,8 @@ final class PrunedFileIndex(
         })
       }.filter(_.files.nonEmpty)
       val after = kept.map(_.files.size).sum
-      val report = Report(before, after, versions.map(_.entry.describe).sorted, predicate.toString,
+      val how = if (allAtOnce) "all indexed files at once" else "file by file: few of the indexed files listed"
+      val report = Report(before, after, versions.map(_.entry.describe).sorted, s"$predicate; $how",
         Some((System.nanoTime() - started) / 1000000.0),
         if (zonesOn) Some(RowGroups(groupsBefore, groupsAfter)) else None)
       log.info(s"hsbloom: ${report.describe} for ${rootPaths.mkString(", ")}")
