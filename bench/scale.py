@@ -21,9 +21,10 @@ Synthetic: --synthetic sizes, a written file table and blocks/ side files of
 that many files and a listing made in the JVM (jvm/bench ScaleBench): load
 time (the first query) and the predicate over the slots (later queries), no
 Spark query. `--real 2000 --synthetic 100000` checks the script works in
-about a minute; the full run (10k and 100k real, 1M synthetic) takes about
-15 to 25 minutes on a quiet 2-core machine, most of it writing and indexing
-100,000 files the first time.
+a few minutes; the full run (10k and 100k real, 1M synthetic) takes an
+estimated 30 to 45 minutes on a quiet 2-core machine, most of it writing
+100,000 files the first time and indexing them at each run (every run creates
+the indexes afresh, to time it), and 6 GB of driver memory.
 """
 
 from __future__ import annotations
