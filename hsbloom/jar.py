@@ -32,8 +32,9 @@ _CLASSES = {
     "py4j_socket": "hsbloom.shim.Py4jSocket",
     "layout": "hsbloom.index.Layout",
     "settings": "hsbloom.conf.HsbloomConf",
-    # Only on the classpath of bench/sbbf.py (jvm/bench, not in the shipped jar).
+    # Only on the classpath of bench/sbbf.py and bench/scale.py (jvm/bench, not in the shipped jar).
     "sbbf_bench": "hsbloom.bench.SbbfBench",
+    "scale_bench": "hsbloom.bench.ScaleBench",  # bench/scale.py
     "extension": EXTENSION_CLASS,
 }
 

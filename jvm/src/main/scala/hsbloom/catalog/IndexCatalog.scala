@@ -37,7 +37,7 @@ import hsbloom.conf.HsbloomConf
  *
  * Using a cached, older version is never wrong: every index row carries its
  * file's size and modification time, and a file that does not match them is
- * read (see `IndexData.lookup`).
+ * read (see `IndexData.slotOf`).
  */
 object IndexCatalog {
   private val log = LoggerFactory.getLogger(getClass)

@@ -194,9 +194,15 @@ object FilterBlocks {
     def mightContain(member: Member, h: Long): Boolean = {
       val group = member.group
       val b = Sbbf.blockIndex(h, group.numBlocks)
+      val stripe = stripeOf(group, b)
+      (stripe == null) || Sbbf.mightContainHashInBlock(stripe, group.inStripe(b, member.position), h)
+    }
+
+    /** The stripe holding block row `b` of `group` (every member's block `b`), read once; null when damaged. */
+    def stripeOf(group: Group, b: Int): Array[Byte] = {
       val s = group.stripeOf(b)
       val stripe = cache.get((group.id.toLong << 32) | s, () => read(group, s))
-      (stripe eq Damaged) || Sbbf.mightContainHashInBlock(stripe, group.inStripe(b, member.position), h)
+      if (stripe eq Damaged) null else stripe
     }
 
     private def read(group: Group, s: Int): Array[Byte] = {

@@ -1,46 +1,66 @@
 package hsbloom.index
 
-import scala.collection.mutable
-import scala.jdk.CollectionConverters._
-import scala.util.control.NonFatal
+import java.util.BitSet
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.example.data.Group
-import org.apache.parquet.hadoop.{ParquetFileReader, ParquetReader}
-import org.apache.parquet.hadoop.api.ReadSupport
-import org.apache.parquet.hadoop.example.GroupReadSupport
-import org.apache.parquet.hadoop.util.HadoopInputFile
-import org.apache.parquet.schema.MessageType
 
 
 /**
  * The file-level index tables of one index version (`<data>/files/` of each
  * of its data directories, see docs/design/build.md and docs/refresh.md) as query
- * planning needs them: per source file its fingerprint (size, modification
- * time) and per indexed column its counts and where its filter's blocks are
- * (`FilterBlocks`).
+ * planning needs them, column-wise (docs/design/scale.md): each indexed file is
+ * a *slot* (0 until `numFiles`); per slot its fingerprint (size, modification
+ * time), and per indexed column and slot its counts and where its filter's
+ * blocks are (`FilterBlocks`: a group and a position in it).
  *
- * Loading reads only the small columns, never the filters, so it costs the
- * number of files, not the filters' bytes. A probe then reads the one 32-byte
- * block it needs, together with the same block of the other filters of its
- * group, once; later probes of that block are memory reads (docs/pruning.md).
+ * Arrays, not an object per file, so a version of 1,000,000 files costs some
+ * tens of bytes per file and column, and a predicate is answered for every
+ * slot at once (`SlotPredicates`): one read of a group's block row serves
+ * every member filter of the group.
  */
-final class IndexData private (val dataPaths: Seq[String], files: Map[String, IndexData.IndexedFile], val bytes: Long,
+final class IndexData private[index] (
+    val dataPaths: Seq[String],
+    slotsByKey: java.util.HashMap[String, Integer],
+    sizes: Array[Long],
+    mtimes: Array[Long],
+    val columns: Map[String, IndexData.ColumnSlots],
+    val reader: FilterBlocks.Reader,
+    zonesBySlot: Array[ZoneTable.FileZones],
+    val bytes: Long,
     val corruptFilters: Int) {
 
-  def numFiles: Int = files.size
+  def numFiles: Int = sizes.length
 
   /** Whether any file of this version has zones (row-group filters). */
-  lazy val hasZones: Boolean = files.values.exists(_.zones.isDefined)
+  val hasZones: Boolean = zonesBySlot.exists(_ != null)
+
+  /** Listings of this version's table mapped to slots, reused by later queries (`ListingSlots`). */
+  private[hsbloom] val listings = new ListingSlots(this)
 
   /**
-   * The index row of a listed file, only when the file is the one that was
-   * indexed: same path, size and modification time. A file changed or added
-   * since the build gets None, so it is read.
+   * The slot of a listed file, only when the file is the one that was
+   * indexed: same path, size and modification time; -1 otherwise (a file
+   * changed or added since the build is read).
    */
-  def lookup(path: Path, size: Long, mtime: Long): Option[IndexData.IndexedFile] =
-    files.get(FileKey.of(path.toUri)).filter(f => f.size == size && f.mtime == mtime)
+  def slotOf(path: Path, size: Long, mtime: Long): Int = {
+    val slot = slotsByKey.get(FileKey.of(path.toUri))
+    if (slot == null || !sameFingerprint(slot, size, mtime)) -1 else slot
+  }
+
+  /** Whether `slot` was indexed with this size and modification time. */
+  def sameFingerprint(slot: Int, size: Long, mtime: Long): Boolean = sizes(slot) == size && mtimes(slot) == mtime
+
+  /** Whether the index holds this file as it is now (same path, size and modification time). */
+  def covers(path: Path, size: Long, mtime: Long): Boolean = slotOf(path, size, mtime) >= 0
+
+  /** The zones of the file in `slot`, when the index has zones for it (docs/design/zones.md). */
+  def zonesOf(slot: Int): Option[ZoneTable.FileZones] = Option(zonesBySlot(slot))
+
+  /** The entry of one file and column, one file at a time (zones and tests; planning uses `SlotPredicates`). */
+  def entry(slot: Int, column: String): Option[IndexData.ColumnEntry] = columns.get(column).filter(_.present.get(slot))
+    .map(c => IndexData.ColumnEntry(c.numRows(slot), c.numNulls(slot), c.member(slot), reader))
 }
 
 /** An index table written by an hsbloom whose layout planning no longer reads (not damage: a full refresh rebuilds it). */
@@ -64,12 +84,56 @@ object IndexData {
     def mayHoldNulls: Boolean = numNulls > 0
   }
 
-  /** A file's entries; `zones`: its row groups' entries, when the index has zones for it (docs/design/zones.md). */
-  final case class IndexedFile(size: Long, mtime: Long, columns: Map[String, ColumnEntry],
-      zones: Option[ZoneTable.FileZones] = None)
+  /**
+   * One indexed column over the slots: `present` the slots that have a row for
+   * it; per slot its counts, and its filter as a group id (in `groups`, -1
+   * when the filter did not parse) and a position in the group.
+   */
+  final class ColumnSlots(val present: BitSet, val numRows: Array[Long], val numNulls: Array[Long],
+      val group: Array[Int], val position: Array[Int], groups: Array[FilterBlocks.Group]) {
+    def member(slot: Int): Option[FilterBlocks.Member] =
+      if (group(slot) < 0) None else Some(FilterBlocks.Member(groups(group(slot)), position(slot)))
+
+    /** The slots whose filter is unknown: no row for this column, or a filter that did not parse. */
+    lazy val unfiltered: BitSet = {
+      val bits = new BitSet(group.length)
+      var s = 0
+      while (s < group.length) { if (!present.get(s) || group(s) < 0) bits.set(s); s += 1 }
+      bits
+    }
+
+    /** The slots that may hold a null: unknown ones, and those with a null count above 0. */
+    lazy val mayHoldNulls: BitSet = {
+      val bits = new BitSet(group.length)
+      var s = 0
+      while (s < group.length) { if (!present.get(s) || numNulls(s) > 0) bits.set(s); s += 1 }
+      bits
+    }
+
+    /** Per group with members in this column: the group, and its members' positions and slots. */
+    lazy val membersByGroup: Array[(FilterBlocks.Group, Array[Int], Array[Int])] = {
+      val counts = new Array[Int](groups.length)
+      var s = 0
+      while (s < group.length) { if (present.get(s) && group(s) >= 0) counts(group(s)) += 1; s += 1 }
+      val positions = counts.map(n => new Array[Int](n))
+      val slots = counts.map(n => new Array[Int](n))
+      val filled = new Array[Int](groups.length)
+      s = 0
+      while (s < group.length) {
+        if (present.get(s) && group(s) >= 0) {
+          val g = group(s)
+          positions(g)(filled(g)) = position(s)
+          slots(g)(filled(g)) = s
+          filled(g) += 1
+        }
+        s += 1
+      }
+      groups.indices.filter(counts(_) > 0).map(g => (groups(g), positions(g), slots(g))).toArray
+    }
+  }
 
   /** The columns planning reads (filters are read block by block, from `blocks/`). */
-  private val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
+  private[index] val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
     "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
     Checksums.FilterChecksum, Checksums.RowChecksum)
 
@@ -82,118 +146,13 @@ object IndexData {
       row.getLong(Checksums.FilterChecksum, 0))
 
   /** `ProjectedColumns` as `part` stores them (a missing one fails here, naming it). */
-  private[index] def projection(part: Path, conf: Configuration): MessageType = {
-    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(part, conf))
-    val schema = try reader.getFooter.getFileMetaData.getSchema finally reader.close()
-    ProjectedColumns.foreach { c =>
-      if (!schema.containsField(c)) {
-        throw new OlderLayoutException(s"index table file $part has no column '$c' (written by an older hsbloom: " +
-          "refresh the index with mode='full')")
-      }
-    }
-    // Data layouts before 4 stored each filter twice, the whole one in this column, and their blocks differently.
-    if (schema.containsField("filter")) {
-      throw new OlderLayoutException(s"index table file $part holds whole filters (written by an older hsbloom, " +
-        s"data layout before ${Layout.DataLayout}): refresh the index with mode='full'")
-    }
-    new MessageType(schema.getName, ProjectedColumns.map(c => schema.getType(schema.getFieldIndex(c))).asJava)
-  }
+  private[index] def projection(part: Path, conf: Configuration) = IndexDataLoad.projection(part, conf)
 
   /**
    * Reads the small columns of `<part>/files` of each of `dataPaths` (the
-   * version's data directories, oldest first) through the Hadoop FileSystem
-   * with parquet-java, on the driver (no Spark job inside query planning),
-   * leaving out the rows of `droppedFileIds` (files an incremental refresh
-   * dropped after that part was written). Throws when a table is missing or
-   * unreadable (or was written without block addresses or checksums), or when
-   * two rows disagree on a file's fingerprint; a filter that did not parse
-   * when the version was written has no blocks, and its file is always read.
-   * A row that fails its checksum is left out (its file is then read, as any
-   * file the index does not hold) and reported to `IndexDamage`.
+   * version's data directories, oldest first) on the driver, leaving out the
+   * rows of `droppedFileIds` (see `IndexDataLoad`).
    */
-  def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, maxCachedBlockBytes: Long): IndexData = {
-    val reader = new FilterBlocks.Reader(conf, maxCachedBlockBytes)
-    val groups = mutable.HashMap[(Path, Long), FilterBlocks.Group]()
-    val byFile = mutable.HashMap[String, (Long, Long, mutable.HashMap[String, ColumnEntry])]()
-    val keys = mutable.HashMap[String, String]()
-    var bytes = 0L
-    var corrupt = 0
-    var damaged = 0
-    dataPaths.foreach { dataPath =>
-      val seed = Checksums.directorySeed(dataPath)
-      val table = new Path(IndexTables.filesPath(dataPath))
-      val blocksDir = new Path(IndexTables.blocksPath(dataPath))
-      val fs = table.getFileSystem(conf)
-      val listed = try fs.listStatus(table) catch {
-        case e: java.io.FileNotFoundException =>
-          IndexDamage.record(new Path(dataPath), table, "the file table is missing")
-          throw e
-      }
-      val parts = listed.filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
-        !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
-      // Every part is written by IndexTables.writeFileTable, so one footer gives the projection for all.
-      val readConf = new Configuration(conf)
-      var projected = false
-      parts.foreach { part => try {
-        if (!projected) {
-          readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(part, conf).toString)
-          projected = true
-        }
-        val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
-        try {
-          var row: Group = rows.read()
-          while (row != null) {
-            val fields = IndexData.rowFields(row)
-            val intact = fields.checksum(seed) == row.getLong(Checksums.RowChecksum, 0)
-            if (!intact) damaged += 1
-            if (intact && !droppedFileIds.contains(fields.fileId)) {
-              val path = fields.path
-              val size = fields.size
-              val mtime = fields.mtime
-              val column = fields.column
-              val count = fields.blocksCount
-              val member = if (count == 0) { corrupt += 1; None } else {
-                val file = new Path(blocksDir, fields.blocksFile)
-                val offset = fields.blocksOffset
-                val group = groups.getOrElseUpdate((file, offset),
-                  FilterBlocks.Group(groups.size, file, offset, count, fields.bitsetBytes))
-                Some(FilterBlocks.Member(group, fields.blocksPosition))
-              }
-              val entry = ColumnEntry(row.getLong("num_rows", 0), row.getLong("num_nulls", 0), member, reader)
-              val key = keys.getOrElseUpdate(path, FileKey.listed(path)) // one parse per file, not per column
-              val (s, m, columns) = byFile.getOrElseUpdate(key, (size, mtime, mutable.HashMap()))
-              if (s != size || m != mtime) {
-                throw new IllegalStateException(s"index tables of ${dataPaths.mkString(", ")} list $path twice with " +
-                  "different fingerprints")
-              }
-              columns(column) = entry
-              bytes += path.length * 2 + 160
-            }
-            row = rows.read()
-          }
-        } finally rows.close()
-        if (damaged > 0) {
-          IndexDamage.record(part, s"$damaged rows of the file table fail their checksums")
-          damaged = 0
-        }
-      } catch {
-        case e: OlderLayoutException => throw e
-        // Not readable as a file table: none of its rows is used (their files are read).
-        case NonFatal(e) => IndexDamage.record(part, s"the file table part cannot be read ($e)")
-      }}
-    }
-    def group(file: Path, offset: Long, count: Int, bitsetBytes: Int): FilterBlocks.Group =
-      groups.getOrElseUpdate((file, offset), FilterBlocks.Group(groups.size, file, offset, count, bitsetBytes))
-    // Zones are optional: when they cannot be read, files are read whole (file-level pruning still applies).
-    val zones = try ZoneTable.load(dataPaths, droppedFileIds, conf, reader, group,
-      k => byFile.get(k).flatMap(_._3.values.headOption).map(_.numRows)) catch {
-      case NonFatal(e) =>
-        dataPaths.foreach(p => IndexDamage.record(new Path(p), new Path(ZoneTable.path(p)), s"the zone table cannot be read ($e)"))
-        Map.empty[String, ZoneTable.FileZones]
-    }
-    val files = byFile.iterator.map { case (k, (s, m, cols)) =>
-      k -> IndexedFile(s, m, cols.toMap, zones.get(k).filter(z => z.size == s && z.mtime == m))
-    }.toMap
-    new IndexData(dataPaths, files, bytes + zones.values.map(_.zones.size * 240L).sum, corrupt)
-  }
+  def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, maxCachedBlockBytes: Long): IndexData =
+    IndexDataLoad.load(dataPaths, droppedFileIds, conf, maxCachedBlockBytes)
 }

@@ -223,7 +223,7 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
     val listing = JoinPrunedFileIndex.unwrap(location)
     if (!isFixedListing(listing)) return false
     val data = IndexCatalog.indexData(session, index)
-    listing.asInstanceOf[PartitioningAwareFileIndex].allFiles().forall(f => data.lookup(f.getPath, f.getLen, f.getModificationTime).isDefined)
+    listing.asInstanceOf[PartitioningAwareFileIndex].allFiles().forall(f => data.covers(f.getPath, f.getLen, f.getModificationTime))
   }
 
   /** Like Spark's own runtime filter: only where neither side would be broadcast. */

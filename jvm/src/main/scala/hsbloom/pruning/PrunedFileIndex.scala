@@ -46,34 +46,47 @@ final class PrunedFileIndex(
       if (predicate == PredicateTranslation.MayMatch) {
         return (listed, Report(before, before, Nil, predicate.toString, None))
       }
-      // Per index version its loaded data, and per predicate column where its entries are: resolved once,
-      // so the loop over (possibly 100,000s of) listed files does one path lookup per index and no hashing
-      // of index entries.
+      // Per index version its loaded data, the listed files' slots in it (remembered per listing, so a later
+      // query does not hash the paths again), and the predicate answered for all its slots at once, so the
+      // loop over (possibly 1,000,000s of) listed files is a few bit tests each (docs/design/scale.md).
       val versions = relevant.map(_.index).distinct
-      val data = versions.map(i => IndexCatalog.indexData(session, i)).toArray
+      val data = versions.map(i => IndexCatalog.indexData(session, i)).toIndexedSeq
       val sources: Map[String, Seq[(Int, String)]] = relevant.groupBy(_.attribute.name).map { case (name, cs) =>
         name -> cs.map(c => (versions.indexOf(c.index), c.indexColumn))
       }
-      val zonesOn = session == null || HsbloomConf.ZonesEnabled.get(session)
+      val slots = data.map(_.listings.slotsOf(listed)).toArray
+      // All slots at once costs the version's files x hashes; file by file, the listed ones. A listing of few of
+      // the indexed files (say, one partition) is answered file by file (the same answer, SlotPredicatesSuite).
+      val allAtOnce = data.indices.forall(k => slots(k).count(_ >= 0) * 8L >= data(k).numFiles)
+      val mayMatch: Int => Boolean = if (allAtOnce) {
+        val compiled = SlotPredicates.compile(predicate, data, c => sources.getOrElse(c, Nil))
+        i => compiled.mayMatch(slots, i)
+      } else {
+        i => PredicateTranslation.mayMatch(predicate, column => sources.getOrElse(column, Nil).flatMap {
+          case (k, indexColumn) => if (slots(k)(i) < 0) None else data(k).entry(slots(k)(i), indexColumn)
+        })
+      }
+      val zonesOn = (session == null || HsbloomConf.ZonesEnabled.get(session)) && data.exists(_.hasZones)
       var (groupsBefore, groupsAfter) = (0, 0)
-      val kept = listed.map { dir =>
-        dir.copy(files = dir.files.flatMap { f =>
-          val rows = data.map(_.lookup(f.getPath, f.getLen, f.getModificationTime))
-          val fileMayMatch = PredicateTranslation.mayMatch(predicate, column => sources.getOrElse(column, Nil).flatMap {
-            case (k, indexColumn) => rows(k).flatMap(_.columns.get(indexColumn))
-          })
+      val firsts = listed.scanLeft(0)(_ + _.files.size) // each directory's first file in the listing order
+      val kept = listed.zip(firsts).map { case (dir, first) =>
+        dir.copy(files = dir.files.zipWithIndex.flatMap { case (f, j) =>
+          val i = first + j
+          val fileMayMatch = mayMatch(i)
           // Of a kept file with zones, only the row groups that may match (none: the file is pruned too).
-          val zones = if (fileMayMatch && zonesOn) ZonePruning.select(predicate, relevant, versions.zip(rows).toMap)
-            else None
+          val zones = if (fileMayMatch && zonesOn) {
+            ZonePruning.select(predicate, relevant, versions.indices.map(k => (versions(k), data(k), slots(k)(i))))
+          } else None
           zones.foreach { z => groupsBefore += z.rowGroups; groupsAfter += z.ranges.size }
           if (!fileMayMatch) None
           else zones.map(z => if (z.ranges.isEmpty) None else Some(ZonePruning.carry(f, z))).getOrElse(Some(f))
         })
       }.filter(_.files.nonEmpty)
       val after = kept.map(_.files.size).sum
-      val report = Report(before, after, versions.map(_.entry.describe).sorted, predicate.toString,
+      val how = if (allAtOnce) "all indexed files at once" else "file by file: few of the indexed files listed"
+      val report = Report(before, after, versions.map(_.entry.describe).sorted, s"$predicate; $how",
         Some((System.nanoTime() - started) / 1000000.0),
-        if (zonesOn && data.exists(_.hasZones)) Some(RowGroups(groupsBefore, groupsAfter)) else None)
+        if (zonesOn) Some(RowGroups(groupsBefore, groupsAfter)) else None)
       log.info(s"hsbloom: ${report.describe} for ${rootPaths.mkString(", ")}")
       PruningReports.record(s"${rootPaths.mkString(", ")}: ${report.describe}")
       (kept, report)

@@ -24,13 +24,16 @@ object ZonePruning {
 
   /**
    * The zones of a file that may match `predicate`, from the first index in
-   * `files` that has zones for it (a check on a column that index does not
-   * cover is unknown, so it holds); None when no index has zones for it.
+   * `files` (an index version, its data and the file's slot there, -1 when it
+   * does not hold the file) that has zones for it (a check on a column that
+   * index does not cover is unknown, so it holds); None when no index has
+   * zones for it.
    */
   def select(predicate: FilePredicate, relevant: Seq[IndexCatalog.CoveredColumn],
-      files: Map[IndexCatalog.ActiveIndex, Option[IndexData.IndexedFile]]): Option[ZoneSelection] =
-    files.collectFirst { case (index, Some(f)) if f.zones.isDefined => index -> f.zones.get }.map {
-      case (index, fileZones) =>
+      files: Seq[(IndexCatalog.ActiveIndex, IndexData, Int)]): Option[ZoneSelection] =
+    files.iterator.collectFirst { case (index, data, slot) if slot >= 0 && data.zonesOf(slot).isDefined =>
+      index -> data.zonesOf(slot).get
+    }.map { case (index, fileZones) =>
         val columns = relevant.filter(_.index == index)
         val kept = fileZones.zones.filter { zone =>
           PredicateTranslation.mayMatch(predicate, column =>

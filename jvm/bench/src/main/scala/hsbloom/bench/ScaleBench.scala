@@ -1,0 +1,141 @@
+package hsbloom.bench
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.datasources.{FileStatusWithMetadata, PartitionDirectory}
+
+import hsbloom.index.{FilterBlocks, IndexData, IndexTables}
+import hsbloom.pruning.PredicateTranslation.Probe
+import hsbloom.pruning.SlotPredicates
+import hsbloom.sbbf.Sbbf
+
+/**
+ * Planning over a synthetic index of many files (bench/scale.py's 1,000,000
+ * files): a real file table and real `blocks/` side files written here (one
+ * indexed column, each file's filter of `bitsetBytes` holding
+ * `valuesPerFile` random values), loaded by `IndexData.load` as planning
+ * loads a version, and a synthetic listing of the same files. It times what
+ * `PrunedFileIndex.prune` does after translating the filters: the load (the
+ * first query of a version), the listing's slots, and the predicate over all
+ * slots; no Spark query runs, so no Spark planning is in these figures.
+ */
+object ScaleBench {
+  private val Column = "k"
+
+  /** Writes the synthetic version at `<dir>/synthetic/v__=0` once (kept for later runs); returns its data path. */
+  def write(spark: SparkSession, dir: String, files: Int, valuesPerFile: Int, bitsetBytes: Int): String = {
+    val dataPath = new Path(dir, s"synthetic_${files}_${bitsetBytes}/v__=0").toString
+    val conf = spark.sessionState.newHadoopConf()
+    val done = new Path(IndexTables.filesPath(dataPath), "_SUCCESS")
+    if (done.getFileSystem(conf).exists(done)) return dataPath
+    val rows = Iterator.range(0, files).map { f =>
+      val sbbf = Sbbf.ofBytes(bitsetBytes)
+      (0 until valuesPerFile).foreach(v => sbbf.insertHash(valueHash(f, v)))
+      Row(f.toLong, path(f), 1000L + f, 7L, Column, valuesPerFile.toLong, 0L, valuesPerFile.toLong, sbbf.toBytes)
+    }
+    val stored = FilterBlocks.attach(rows, dataPath, conf).map(r => Row.fromSeq(r.toSeq :+ "hashed"))
+    val all = ArrayBuffer[Row]()
+    stored.foreach(all += _)
+    spark.createDataFrame(spark.sparkContext.parallelize(all.toSeq, 8), IndexTables.StoredFileTableSchema)
+      .write.option("compression", "uncompressed").option("parquet.enable.dictionary", "false")
+      .parquet(IndexTables.filesPath(dataPath))
+    dataPath
+  }
+
+  /** The `v`-th value of synthetic file `f`, as a hash (values are spread evenly; no two files share one). */
+  def valueHash(f: Int, v: Int): Long = hsbloom.sbbf.ParquetHash.hashValue((f.toLong << 20) | v,
+    org.apache.spark.sql.types.LongType)
+
+  private def path(f: Int): String = f"file:/synthetic/data/part-$f%07d.parquet"
+
+  /**
+   * Milliseconds of: loading the version (first query), the first listing's
+   * slots (hashing every path), `=` and IN of `inValues` over the same
+   * listing objects (later queries: median of `rounds`), and a new listing
+   * (its paths hashed again); with the files kept and the loaded index's
+   * estimated bytes and the heap it took. A string of `name=value` fields.
+   */
+  def run(spark: SparkSession, dataPath: String, files: Int, inValues: Int, rounds: Int): String = {
+    val conf = spark.sessionState.newHadoopConf()
+    val runtime = Runtime.getRuntime
+    System.gc()
+    val heapBefore = runtime.totalMemory - runtime.freeMemory
+    var t = System.nanoTime()
+    val data = IndexData.load(Seq(dataPath), Set.empty, conf, 256L << 20)
+    val loadMs = (System.nanoTime() - t) / 1e6
+    System.gc()
+    val heapIndex = runtime.totalMemory - runtime.freeMemory - heapBefore
+    val listing = synthetic(files)
+    t = System.nanoTime()
+    val firstKept = query(data, listing, Array(valueHash(files / 2, 0)))
+    val firstMs = (System.nanoTime() - t) / 1e6
+    val threads = java.lang.management.ManagementFactory.getThreadMXBean
+    var eqCpuMs = 0.0
+    def timed(hashes: Array[Long], fresh: Boolean): (Double, Int) = {
+      val times = (0 until rounds).map { _ =>
+        val l = if (fresh) synthetic(files) else listing
+        val (start, cpu) = (System.nanoTime(), threads.getCurrentThreadCpuTime)
+        val kept = query(data, l, hashes)
+        eqCpuMs = (threads.getCurrentThreadCpuTime - cpu) / 1e6 // this thread's CPU: the machine's load counts little
+        ((System.nanoTime() - start) / 1e6, kept)
+      }.sortBy(_._1)
+      times(times.size / 2)
+    }
+    val random = new scala.util.Random(18)
+    val eq = Array(valueHash(random.nextInt(files), 0))
+    val in = Array.fill(inValues)(valueHash(random.nextInt(files), 1))
+    val (eqMs, eqKept) = timed(eq, fresh = false)
+    val eqCpu = eqCpuMs
+    val (inMs, inKept) = timed(in, fresh = false)
+    val (freshMs, _) = timed(eq, fresh = true)
+    Seq("files" -> files, "load_ms" -> f"$loadMs%.1f", "first_query_ms" -> f"${loadMs + firstMs}%.1f",
+      "first_kept" -> firstKept, "eq_ms" -> f"$eqMs%.2f", "eq_cpu_ms" -> f"$eqCpu%.2f", "eq_kept" -> eqKept, "in_ms" -> f"$inMs%.2f",
+      "in_kept" -> inKept, "new_listing_eq_ms" -> f"$freshMs%.2f", "index_bytes_estimate" -> data.bytes,
+      "index_heap_bytes" -> heapIndex).map { case (k, v) => s"$k=$v" }.mkString(" ")
+  }
+
+  /** The loaded index of these data paths (comma-separated) in the driver: "estimate N bytes, heap M bytes". */
+  def memory(spark: SparkSession, dataPaths: String): String = {
+    val runtime = Runtime.getRuntime
+    System.gc()
+    val before = runtime.totalMemory - runtime.freeMemory
+    val data = IndexData.load(dataPaths.split(",").toSeq, Set.empty, spark.sessionState.newHadoopConf(), 256L << 20)
+    System.gc()
+    val heap = runtime.totalMemory - runtime.freeMemory - before
+    f"${data.numFiles}%,d files: estimate ${data.bytes}%,d bytes, heap $heap%,d bytes"
+  }
+
+  /** What `PrunedFileIndex.prune` does for one version and one probe: slots, predicate, the kept listing. */
+  private def query(data: IndexData, listing: Seq[PartitionDirectory], hashes: Array[Long]): Int = {
+    val slots = Array(data.listings.slotsOf(listing))
+    val compiled = SlotPredicates.compile(Probe(Column, hashes), IndexedSeq(data), _ => Seq(0 -> Column))
+    val files = listing.head.files
+    var kept = 0
+    val out = files.iterator.zipWithIndex.filter { case (_, i) => compiled.mayMatch(slots, i) }.map(_._1).toArray
+    kept = out.length
+    kept
+  }
+
+  /**
+   * Plans `df` to an RDD (Spark's whole planning, file listing included; no
+   * job runs) and returns "spark_ms hsbloom_ms files_before files_after"
+   * (hsbloom's figures from the pruned scan's report, -1 when no scan was pruned).
+   */
+  def plan(df: hsbloom.shim.ClassicDataset[_]): String = {
+    val fresh = df.select("*").asInstanceOf[hsbloom.shim.ClassicDataset[_]]
+    val start = System.nanoTime()
+    fresh.queryExecution.toRdd
+    val sparkMs = (System.nanoTime() - start) / 1e6
+    val reports = fresh.queryExecution.executedPlan.collect {
+      case s: org.apache.spark.sql.execution.FileSourceScanExec => s.relation.location
+    }.collect { case p: hsbloom.pruning.PruningFileIndex => p.lastReport }.flatten
+    reports.headOption.map(r => f"$sparkMs%.2f ${r.millis.getOrElse(-1.0)}%.2f ${r.filesBefore} ${r.filesAfter}")
+      .getOrElse(f"$sparkMs%.2f -1 -1 -1")
+  }
+
+  private def synthetic(files: Int): Seq[PartitionDirectory] = Seq(PartitionDirectory(InternalRow.empty,
+    (0 until files).map(f => FileStatusWithMetadata(new FileStatus(1000L + f, false, 1, 1L, 7L, new Path(path(f)))))))
+}
