@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, Sequence
 
 import hsbloom
@@ -50,3 +51,27 @@ def outcome(spark, df, predicate: str, enabled: bool):
 
 
 from hsbloom.explain import files_read  # noqa: E402,F401  (tests import it from here)
+
+
+@contextmanager
+def join_on_and_off(spark, directory: str, wanted: list, dim: str):
+    """A join of the files in `directory` (probe side, column `key`) with a small table holding `wanted` keys
+    and an absent one (build side, written to `dim`), run with hsbloom off and on with the join cost model off,
+    so the build-side keys always prune. Yields (the join, rows off, rows on), hsbloom still on."""
+    spark.createDataFrame([(k, f"k{k}") for k in wanted] + [(-1, "none")], "key long, name string").coalesce(
+        1).write.parquet(dim)
+
+    def join():
+        fact, small = spark.read.parquet(directory).alias("f"), spark.read.parquet(dim).alias("d")
+        return fact.join(small.where("d.name <> 'x'"), F.col("f.key") == F.col("d.key")).select("f.id", "d.name")
+
+    spark.conf.set("spark.hsbloom.join.costModel", "false")
+    try:
+        hsbloom.disable(spark)
+        off = sorted(tuple(r) for r in join().collect())
+        hsbloom.enable(spark)
+        on = sorted(tuple(r) for r in join().collect())
+        yield join, off, on
+    finally:
+        spark.conf.unset("spark.hsbloom.join.costModel")
+        hsbloom.disable(spark)

@@ -18,14 +18,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hsbloom import settings
-from pyspark.sql import functions as F
 
 import hsbloom
 from hsbloom.explain import row_group_counts
 from oracle.sbbf import Sbbf
-from pruning_support import outcomes
+from pruning_support import join_on_and_off, outcomes
 from stored_filters import rows_with_filters
-from test_adopt import COLUMNS, SCHEMA, local, parquet_files, predicates, rows, write_spark
+from test_adopt import COLUMNS, local, parquet_files, predicates, rows, write_spark
 
 ADOPT = settings.BUILD_ADOPT_NATIVE_FILTERS
 ROW_GROUP_SIZED = settings.BUILD_ADOPT_ROW_GROUP_SIZED_FILTERS
@@ -162,25 +161,10 @@ def test_row_group_sized_filters_are_hashed_unless_allowed(spark, tmp_path):
 def assert_join_prunes_row_groups(spark, directory: str, wanted: list[int], dim: Path) -> None:
     """A join whose build side holds `wanted` keys (and an absent one) gives the rows it gives with hsbloom off,
     and its probe side reads only row groups that may hold a build key."""
-    spark.createDataFrame([(k, f"k{k}") for k in wanted] + [(-1, "none")], "key long, name string").coalesce(
-        1).write.parquet(str(dim))
-
-    def join():
-        fact, small = spark.read.parquet(directory).alias("f"), spark.read.parquet(str(dim)).alias("d")
-        return fact.join(small.where("d.name <> 'x'"), F.col("f.key") == F.col("d.key")).select("f.id", "d.name")
-
-    spark.conf.set("spark.hsbloom.join.costModel", "false")
-    try:
-        hsbloom.disable(spark)
-        off = sorted(tuple(r) for r in join().collect())
-        hsbloom.enable(spark)
-        on = sorted(tuple(r) for r in join().collect())
+    with join_on_and_off(spark, directory, wanted, str(dim)) as (join, off, on):
         assert on == off and len(off) >= len(wanted)
         before, pruned = row_group_counts(join())
         assert before is not None and pruned is not None and before - pruned <= 2 * len(wanted), (before, pruned)
-    finally:
-        spark.conf.unset("spark.hsbloom.join.costModel")
-        hsbloom.disable(spark)
 
 
 def test_under_sized_native_zone_filters_are_hashed(spark, tmp_path):

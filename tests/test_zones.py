@@ -25,7 +25,7 @@ import hsbloom
 from hsbloom import jar
 from hsbloom.errors import InvalidConfigError
 from hsbloom.explain import explain_string, row_group_counts
-from pruning_support import outcomes
+from pruning_support import join_on_and_off, outcomes
 
 ZONES = "spark.hsbloom.zones.enabled"
 FILES, GROUPS, GROUP_ROWS = 3, 8, 250
@@ -239,24 +239,8 @@ def test_granularity_is_checked(spark, tmp_path):
 def test_join_pruning_from_build_side_keys_uses_zones(spark, arrow_files, tmp_path):
     directory, data = arrow_files
     wanted = [r["key"] for r in data[5::1500] if r["key"] is not None]
-    dim = str(tmp_path / "dim")
-    spark.createDataFrame([(k, f"k{k}") for k in wanted] + [(-1, "none")], "key long, name string").coalesce(
-        1).write.parquet(dim)
-
-    def join():
-        fact, small = spark.read.parquet(directory).alias("f"), spark.read.parquet(dim).alias("d")
-        return fact.join(small.where("d.name <> 'x'"), F.col("f.key") == F.col("d.key")).select("f.id", "d.name")
-
-    spark.conf.set("spark.hsbloom.join.costModel", "false")
-    try:
-        hsbloom.disable(spark)
-        off = sorted(tuple(r) for r in join().collect())
-        hsbloom.enable(spark)
-        on = sorted(tuple(r) for r in join().collect())
+    with join_on_and_off(spark, directory, wanted, str(tmp_path / "dim")) as (join, off, on):
         assert on == off and len(off) == len(wanted)
         assert "row groups of files with zones" in explain_string(join())
         before, pruned = row_group_counts(join())
         assert before is not None and pruned >= before - 2 * len(wanted)
-    finally:
-        spark.conf.unset("spark.hsbloom.join.costModel")
-        hsbloom.disable(spark)
