@@ -20,18 +20,25 @@ import hsbloom
 from hsbloom import settings
 
 DATA = Path(__file__).resolve().parent / "data"
+BENCH_JAR = Path(__file__).resolve().parents[1] / "jvm" / "target" / "hsbloom-bench.jar"
 
 
-def session(app: str, delta: bool = False, driver_memory: str = "6g") -> SparkSession:
+def session(app: str, delta: bool = False, driver_memory: str = "6g", bench_jar: bool = False,
+            cores: int = 2) -> SparkSession:
+    """A local session configured by `hsbloom.configure`; `bench_jar` adds jvm/bench's classes (ScaleBench, ...)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(f"local[{cores}]")
         .appName(app)
         .config("spark.driver.memory", driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config(settings.SYSTEM_PATH, str(DATA / "indexes"))
     )
+    if bench_jar:
+        if not BENCH_JAR.is_file():
+            sys.exit(f"{BENCH_JAR} is missing: run benchmarks with ./dev.sh bench NAME, which builds it")
+        builder = builder.config("spark.driver.extraClassPath", str(BENCH_JAR))
     spark = hsbloom.configure(builder, delta=delta).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -17,10 +17,10 @@ import platform
 import sys
 import time
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from common import session
 
 from hsbloom import jar
 
@@ -33,7 +33,6 @@ SEED = 42
 UUID_LENGTH = 36
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # The benchmark classes (jvm/bench) are not in the shipped jar; ./dev.sh bench builds this one.
-BENCH_JAR = Path(__file__).resolve().parents[1] / "jvm" / "target" / "hsbloom-bench.jar"
 
 
 def splitmix64(seed: int, index: np.ndarray) -> np.ndarray:
@@ -84,26 +83,6 @@ def best(runs: list[tuple[float, float, int, int]]) -> tuple[float, float, int, 
     return min(r[0] for r in runs), min(r[1] for r in runs), runs[0][2], runs[0][3]
 
 
-def spark_session():
-    from pyspark.sql import SparkSession
-
-    import hsbloom
-
-    if not BENCH_JAR.is_file():
-        sys.exit(f"{BENCH_JAR} is missing: run this benchmark with ./dev.sh bench sbbf, which builds it")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = (
-        SparkSession.builder.master("local[1]")
-        .appName("hsbloom-bench-sbbf")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.driver.extraClassPath", str(BENCH_JAR))
-    )
-    spark = hsbloom.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000, help="values per workload (default 10M)")
@@ -111,7 +90,7 @@ def main() -> None:
     args = parser.parse_args()
     n, repeats = args.n, args.repeats
 
-    spark = spark_session()
+    spark = session("hsbloom-bench-sbbf", driver_memory="4g", bench_jar=True, cores=1)
     bench = jar.jar_class(spark, "sbbf_bench")
     results: dict[tuple[str, str], tuple[float, float, int, int]] = {}
     try:

@@ -30,45 +30,23 @@ the indexes afresh, to time it), and 6 GB of driver memory.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from common import DATA
-from pyspark.sql import SparkSession
+from common import DATA, session
 from pyspark.sql import functions as F
 
 import hsbloom
-from hsbloom import jar, settings
+from hsbloom import jar
 from hsbloom.errors import IndexNotFoundError
 
-BENCH_JAR = Path(__file__).resolve().parents[1] / "jvm" / "target" / "hsbloom-bench.jar"
 ROWS_PER_FILE = 10
 GOALS = {100_000: (500.0, 50.0), 1_000_000: (3000.0, 100.0)}  # files: (first ms, later '=' ms)
-
-
-def session() -> SparkSession:
-    if not BENCH_JAR.is_file():
-        sys.exit(f"{BENCH_JAR} is missing: run this benchmark with ./dev.sh bench scale, which builds it")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("hsbloom-bench-scale")
-        .config("spark.driver.memory", "6g")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.driver.extraClassPath", str(BENCH_JAR))
-        .config(settings.SYSTEM_PATH, str(DATA / "indexes"))
-    )
-    spark = hsbloom.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def key_of(file: int, row: int) -> int:
@@ -191,7 +169,7 @@ def main() -> None:
     parser.add_argument("--in-values", type=int, default=1000)
     args = parser.parse_args()
     sizes = [int(s) for s in args.real.split(",") if s]
-    spark = session()
+    spark = session("hsbloom-bench-scale", bench_jar=True)
     bench = jar.jar_class(spark, "scale_bench")
     for n in sizes:
         real(spark, bench, n, args, refresh=n == max(sizes))
