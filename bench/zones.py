@@ -50,11 +50,14 @@ ROW_GROUP_SIZED = settings.BUILD_ADOPT_ROW_GROUP_SIZED_FILTERS
 TABLES = {"A": (16, 8, 400_000), "B": (200, 4, 25_000)}  # files, row groups per file, rows per row group
 
 
-def write(spark, path: Path, files: int, rows: int, group_bytes: int, native_ndv: int | None) -> str:
-    """`rows` rows in `files` files with row groups of about `group_bytes` (written once, reused)."""
+def write(spark, path: Path, files: int, rows: int, group_rows: int, group_bytes: int, native_ndv: int | None) -> str:
+    """`rows` rows in `files` files with row groups of `group_rows` rows, about `group_bytes` (written once)."""
     if not (path / "_SUCCESS").exists():
         print(f"writing {rows:,} rows in {files} files at {path} ...", flush=True)
-        writer = key_rows(spark, 0, rows, files).write.mode("overwrite").option("parquet.block.size", group_bytes)
+        # Row groups of exactly `group_rows` rows (parquet-java's row count limit), the byte size only a backstop.
+        writer = (key_rows(spark, 0, rows, files).write.mode("overwrite")
+                  .option("parquet.block.size", 4 * group_bytes)
+                  .option("parquet.block.row.count.limit", group_rows))
         if native_ndv:  # Spark caps a filter at 1 MiB unless told otherwise; a file-sized one needs more
             writer = writer.option("parquet.bloom.filter.max.bytes", 128 << 20)
         for c in COLUMNS if native_ndv else ():
@@ -67,7 +70,7 @@ def write(spark, path: Path, files: int, rows: int, group_bytes: int, native_ndv
 def bytes_per_row(spark) -> float:
     """Compressed bytes per row of the key table, from a sample file."""
     sample = DATA / "zones_sample"
-    write(spark, sample, 1, 200_000, 1 << 30, None)
+    write(spark, sample, 1, 200_000, 200_000, 1 << 30, None)
     return sum(f.stat().st_size for f in sample.glob("*.parquet")) / 200_000
 
 
@@ -142,6 +145,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--build-only", action="store_true", help="only the build-time comparison")
+    parser.add_argument("--key-sets", type=int, default=20, help="key sets averaged for the row groups read")
     args = parser.parse_args()
     spark = session("hsbloom-bench-zones")
     per_row = bytes_per_row(spark)
@@ -150,14 +154,15 @@ def main() -> None:
     name = f"zones_A_{files * groups * group_rows}"
     group_bytes = int(per_row * group_rows)
     copies = {
-        "row-group-sized": write(spark, DATA / f"{name}_native", files, files * groups * group_rows, group_bytes,
+        "row-group-sized": write(spark, DATA / f"{name}_native", files, files * groups * group_rows, group_rows, group_bytes,
                                  group_rows),
         # Sized for twice a file's rows: parquet-java's sizing may pick the power of two below the spec's bits.
-        "file-sized": write(spark, DATA / f"{name}_native_file", files, files * groups * group_rows, group_bytes,
+        "file-sized": write(spark, DATA / f"{name}_native_file", files, files * groups * group_rows, group_rows, group_bytes,
                             2 * groups * group_rows),
     }
     if not args.build_only:
         lookups(spark, args, per_row)
+        row_group_side_figure(spark, per_row, args.repeat)
     build_times(spark, copies, max(1, min(args.repeat, 3)))
     spark.stop()
 
@@ -169,8 +174,8 @@ def lookups(spark, args, per_row: float) -> None:
         rows = files * groups * group_rows
         name = f"zones_{label}_{rows}"
         group_bytes = int(per_row * group_rows)
-        plain = write(spark, DATA / name, files, rows, group_bytes, None)
-        native = write(spark, DATA / f"{name}_native", files, rows, group_bytes, group_rows)
+        plain = write(spark, DATA / name, files, rows, group_rows, group_bytes, None)
+        native = write(spark, DATA / f"{name}_native", files, rows, group_rows, group_bytes, group_rows)
         zoned = DATA / f"{name}_zoned"  # the same files under another root, for the zones index
         if not zoned.exists():
             zoned.mkdir()
@@ -183,6 +188,7 @@ def lookups(spark, args, per_row: float) -> None:
               f"(aimed at {groups}); median of {args.repeat} interleaved rounds")
         print(f"{'column':10s} {'predicate':9s} {'(a) full':>9s} {'(b) native':>11s} {'(c) file':>9s} "
               f"{'(z) zones':>10s} {'(d) limit':>10s} {'z/d':>6s} {'b/z':>6s} {'c/z':>6s} {'groups read':>12s}")
+        print(f"groups read: row groups (z) read per query, the mean over {args.key_sets} key sets (scan metrics)")
         sample = spark.read.parquet(plain).sample(fraction=min(1.0, 200 / rows), seed=5).collect()
         random.Random(5).shuffle(sample)
         for column in COLUMNS:
@@ -208,13 +214,58 @@ def lookups(spark, args, per_row: float) -> None:
                         action()
                         times[m].append(time.perf_counter() - start)
                 med = {m: statistics.median(t) for m, t in times.items()}
-                hsbloom.enable(spark)
-                before, pruned = row_group_counts(spark.read.parquet(str(zoned)).where(cond))
-                hsbloom.disable(spark)
-                read = "?" if before is None else f"{before - pruned}/{before}"
+                read = average_groups_read(spark, str(zoned), column, sample, n, args.key_sets)
                 print(f"{column:10s} {predicate:9s} {med['a']:8.2f}s {med['b']:10.2f}s {med['c']:8.2f}s "
                       f"{med['z']:9.2f}s {med['d']:9.2f}s {med['z'] / med['d']:5.2f}x {med['b'] / med['z']:5.2f}x "
                       f"{med['c'] / med['z']:5.2f}x {read:>12s}", flush=True)
+
+
+def average_groups_read(spark, zoned: str, column: str, sample: list, n: int, key_sets: int) -> str:
+    """Row groups (z) reads per query, the mean over `key_sets` sets of `n` sampled keys (from the scan metrics)."""
+    hsbloom.enable(spark)
+    counts = []
+    for i in range(key_sets):
+        keys = [r[column] for r in (sample[i * n:(i + 1) * n] if (i + 1) * n <= len(sample) else
+                                    random.Random(i).sample(sample, n))]
+        before, pruned = row_group_counts(spark.read.parquet(zoned).where(F.col(column).isin(keys)))
+        if before is None:
+            hsbloom.disable(spark)
+            return "?"
+        counts.append(before - pruned)
+    hsbloom.disable(spark)
+    return f"{statistics.mean(counts):.2f}"
+
+
+def row_group_side_figure(spark, per_row: float, repeat: int) -> None:
+    """What zones gain on bigger row groups: an `=` lookup reading one whole file of 8 row groups (what file
+    granularity reads when the file holds the key) beside reading only the row group that holds it (the
+    limit), at 400k, 1M and 2M rows a row group. Real tables' 128 MB row groups hold several million rows."""
+    print(f"\nthe limit vs a whole 8-row-group file, '=' on long_key, median of {repeat} interleaved rounds")
+    print(f"{'rows a row group':>17s} {'whole file':>11s} {'one row group':>14s} {'file/limit':>11s}")
+    hsbloom.disable(spark)
+    for group_rows in (400_000, 1_000_000, 2_000_000):
+        path = DATA / f"zones_side_{group_rows}"
+        write(spark, path, 1, 8 * group_rows, group_rows, int(per_row * group_rows), None)
+        (whole,) = [str(f) for f in path.glob("*.parquet")]
+        parquet = pq.ParquetFile(whole)
+        group = parquet.num_row_groups // 2  # a random key: min/max statistics cannot skip a row group
+        key = parquet.read_row_group(group, columns=["long_key"]).column(0)[1234].as_py()
+        single = DATA / "zones_limit" / f"side_{group_rows}.parquet"
+        if not single.exists():
+            single.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(parquet.read_row_group(group), single)
+        cond = F.col("long_key") == key
+        runs = {"whole": lambda: spark.read.parquet(whole).where(cond).collect(),
+                "limit": lambda: spark.read.parquet(str(single)).where(cond).collect()}
+        times = {m: [] for m in runs}
+        for action in runs.values():
+            action()
+        for _ in range(repeat):
+            for m, action in runs.items():
+                times[m].append(timed(action))
+        med = {m: statistics.median(t) for m, t in times.items()}
+        print(f"{group_rows:>17,} {med['whole']:10.2f}s {med['limit']:13.2f}s {med['whole'] / med['limit']:10.2f}x "
+              f"({parquet.num_row_groups} row groups)", flush=True)
 
 
 if __name__ == "__main__":
