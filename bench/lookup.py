@@ -127,7 +127,7 @@ def lookups(spark, args) -> None:
     sample = spark.read.parquet(table).sample(fraction=2000 / args.rows, seed=7).collect()
     random.Random(7).shuffle(sample)  # keys from many files, not the first few
     print(f"\n{args.rows:,} rows in {args.files} files, local[2], median of {args.repeat} interleaved rounds; "
-          f"(c) index at fpp 0.01 (default), (c') at fpp {args.small_fpp:g}")
+          f"(c) index at the default fpp (0.05 / files a file filter), (c') at fpp {args.small_fpp:g}")
     header = ["column", "predicate", "(a) full", "(b) native", "(c) hsbloom", "(d) limit", "files c/d", "c/d",
               "b/c", "(c')", "files", "c'/d", "b/c'"]
     widths = [10, 9, 9, 11, 12, 10, 10, 6, 6, 7, 6, 6, 6]

@@ -13,8 +13,12 @@ sized for a row group's distinct values. For `=` and IN of 10 on each key,
 the median time of: (a) the full scan; (b) the native-filter copy; (c)
 hsbloom at file granularity; (z) hsbloom with zones; (d) reading only the
 matching row groups (each copied once into a file of its own): the limit.
-And the row groups read by (z), from the scan metrics. Every method runs
-once per round, interleaved, so a load change hits all alike.
+And the row groups read by (z), from the scan metrics, averaged over
+--key-sets key sets. Every method runs once per round, interleaved, so a load
+change hits all alike; each round looks up keys of its own, so a figure is a
+typical lookup's, not one key's luck with false positives. Then the limit
+beside a whole file of 8 row groups of 400k, 1M and 2M rows (what zones save
+on bigger row groups).
 
 Then the build time over table A's native copies, adopting their filters vs
 hashing the keys (`settings.BUILD_ADOPT_NATIVE_FILTERS`), beside a plain
@@ -82,20 +86,24 @@ def ensure_index(spark, table: str, name: str, granularity: str) -> None:
         pass
 
 
-def limit_files(spark, table: str, cond, name: str) -> list[str]:
-    """The row groups holding a match, each copied into a file of its own (once)."""
+def limit_files(spark, table: str, column: str, keys: list, name: str) -> list[str]:
+    """The row groups holding one of `keys`, each copied into a file of its own (once)."""
     hsbloom.disable(spark)
+    cond = F.col(column).isin(keys)
     files = sorted(r[0] for r in spark.read.parquet(table).where(cond).select(F.input_file_name()).distinct().collect())
+    wanted = set(keys)
     out = []
     for f in files:
         parquet = pq.ParquetFile(f.replace("file://", "").replace("file:", ""))
         for g in range(parquet.num_row_groups):
             target = DATA / "zones_limit" / name / f"{Path(f).stem}-{g}.parquet"
             if not target.exists():
+                if wanted.isdisjoint(parquet.read_row_group(g, columns=[column]).column(0).to_pylist()):
+                    continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 pq.write_table(parquet.read_row_group(g), target)
             out.append(str(target))
-    return [p for p in out if spark.read.parquet(p).where(cond).limit(1).count() > 0]
+    return out
 
 
 def timed(action) -> float:
@@ -146,6 +154,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--build-only", action="store_true", help="only the build-time comparison")
     parser.add_argument("--key-sets", type=int, default=20, help="key sets averaged for the row groups read")
+    parser.add_argument("--tables", default="A,B", help="the lookup tables to run (A, B or both)")
+    parser.add_argument("--predicates", default="=,IN 10", help="the lookups to run ('=', 'IN 10' or both)")
+    parser.add_argument("--no-side", action="store_true", help="leave out the limit vs whole-file side figure")
+    parser.add_argument("--no-build", action="store_true", help="leave out the build-time comparison")
     args = parser.parse_args()
     spark = session("hsbloom-bench-zones")
     per_row = bytes_per_row(spark)
@@ -162,14 +174,18 @@ def main() -> None:
     }
     if not args.build_only:
         lookups(spark, args, per_row)
-        row_group_side_figure(spark, per_row, args.repeat)
-    build_times(spark, copies, max(1, min(args.repeat, 3)))
+        if not args.no_side:
+            row_group_side_figure(spark, per_row, args.repeat)
+    if not args.no_build:
+        build_times(spark, copies, max(1, min(args.repeat, 3)))
     spark.stop()
 
 
 def lookups(spark, args, per_row: float) -> None:
     """The lookup table of both tables (see the module's docstring)."""
     for label, (files, groups, group_rows) in TABLES.items():
+        if label not in args.tables.split(","):
+            continue
         group_rows = max(100, int(group_rows * args.scale))
         rows = files * groups * group_rows
         name = f"zones_{label}_{rows}"
@@ -185,31 +201,37 @@ def lookups(spark, args, per_row: float) -> None:
         ensure_index(spark, str(zoned), f"bench_{name}_zones", "row_group")
         got = [pq.ParquetFile(f).num_row_groups for f in sorted(Path(plain).glob("*.parquet"))]
         print(f"\n({label}) {rows:,} rows in {files} files; row groups per file: {min(got)}-{max(got)} "
-              f"(aimed at {groups}); median of {args.repeat} interleaved rounds")
+              f"(aimed at {groups}); median of {args.repeat} interleaved rounds, each on keys of its own")
         print(f"{'column':10s} {'predicate':9s} {'(a) full':>9s} {'(b) native':>11s} {'(c) file':>9s} "
               f"{'(z) zones':>10s} {'(d) limit':>10s} {'z/d':>6s} {'b/z':>6s} {'c/z':>6s} {'groups read':>12s}")
         print(f"groups read: row groups (z) read per query, the mean over {args.key_sets} key sets (scan metrics)")
-        sample = spark.read.parquet(plain).sample(fraction=min(1.0, 200 / rows), seed=5).collect()
+        sample = spark.read.parquet(plain).sample(fraction=min(1.0, 400 / rows), seed=5).collect()
         random.Random(5).shuffle(sample)
         for column in COLUMNS:
             for predicate, n in [("=", 1), ("IN 10", 10)]:
-                keys = [r[column] for r in sample[:n]]
-                cond = F.col(column).isin(keys)
-                limit = limit_files(spark, plain, cond, f"{name}_{column}_{n}")
+                if predicate not in args.predicates.split(","):
+                    continue
+                # Each round looks up its own keys (a lookup's luck with false positives is not the figure).
+                key_sets = [[r[column] for r in sample[i * n:(i + 1) * n]] for i in range(args.repeat + 1)]
+                limits = [limit_files(spark, plain, column, keys, f"{name}_{column}_{n}") for keys in key_sets]
 
-                def run(paths, enabled):
+                def run(paths, enabled, keys):
                     def action():
                         (hsbloom.enable if enabled else hsbloom.disable)(spark)
-                        spark.read.parquet(*paths).where(cond).collect()
+                        spark.read.parquet(*paths).where(F.col(column).isin(keys)).collect()
                     return action
 
-                methods = {"a": run([plain], False), "b": run([native], False), "c": run([plain], True),
-                           "z": run([str(zoned)], True), "d": run(limit, False)}
-                for action in methods.values():
-                    action()  # warm up
-                times = {m: [] for m in methods}
-                for _ in range(args.repeat):
-                    for m, action in methods.items():
+                def methods(i: int) -> dict:
+                    keys = key_sets[i]
+                    return {"a": run([plain], False, keys), "b": run([native], False, keys),
+                            "c": run([plain], True, keys), "z": run([str(zoned)], True, keys),
+                            "d": run(limits[i], False, keys)}
+
+                for action in methods(args.repeat).values():
+                    action()  # warm up, on keys of their own
+                times = {m: [] for m in "abczd"}
+                for i in range(args.repeat):
+                    for m, action in methods(i).items():
                         start = time.perf_counter()
                         action()
                         times[m].append(time.perf_counter() - start)

@@ -161,6 +161,25 @@ object PredicateTranslation {
   }
 
   /**
+   * `p` for the row groups of one file: each probe keeps only the hashes the
+   * file's own entries may hold (no entry: all of them), and a probe left
+   * with none is `NoMatch`. A value in a row group is in its file, so a hash
+   * the file's filter rules out can match none of its row groups: an IN of
+   * `n` values then probes a file's zones with the few values the file may
+   * hold, not all `n`, and a zone's false positives come from those alone
+   * (docs/design/zones.md).
+   */
+  def narrowedTo(p: FilePredicate, fileEntries: String => Seq[IndexData.ColumnEntry]): FilePredicate = p match {
+    case Probe(c, hashes) =>
+      val entries = fileEntries(c)
+      val left = if (entries.isEmpty) hashes else hashes.filter(h => entries.forall(_.mightContainAny(Array(h))))
+      if (left.isEmpty) NoMatch else if (left.length == hashes.length) p else Probe(c, left)
+    case AllOf(cs) => and(cs.map(narrowedTo(_, fileEntries)))
+    case AnyOf(cs) => or(cs.map(narrowedTo(_, fileEntries)))
+    case other => other
+  }
+
+  /**
    * Whether a file may match, given the index entries for its columns (from
    * every index covering the column; each is a proof on its own, so a check
    * fails when any entry says so; no entry means unknown, so it holds).
