@@ -48,6 +48,7 @@ def ensure_index(spark, table: str, name: str, fpp: float | None = None) -> None
     try:
         if hs.index(name).config.fpp != fpp:
             hs.delete_index(name, force=True)  # built at another fpp (an earlier default): rebuilt below
+            hs.vacuum_index(name)
     except IndexNotFoundError:
         pass
     try:
