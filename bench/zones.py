@@ -123,7 +123,7 @@ def build_times(spark, copies: dict[str, str], repeat: int) -> None:
                 scan = spark.read.parquet(path).select(*COLUMNS)
                 times["scan"].append(timed(lambda: scan.write.format("noop").mode("overwrite").save()))
                 for adopt in ("true", "false"):
-                    name = f"bench_adopt_{Path(path).name}_{granularity}_{adopt}_{round_}"
+                    name = f"bench_adopt_{Path(path).name}_{granularity}_{int(row_group_sized)}_{adopt}_{round_}"
                     spark.conf.set(ADOPT, adopt)
                     spark.conf.set(ROW_GROUP_SIZED, str(row_group_sized).lower())
                     config = hsbloom.BFIndexConfig(name, COLUMNS, global_filter=False, granularity=granularity)
