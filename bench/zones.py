@@ -47,6 +47,7 @@ from pyspark.sql import functions as F
 import hsbloom
 from hsbloom.errors import IndexExistsError
 from hsbloom.explain import row_group_counts
+from hsbloom.operations.protocol import job_group_id
 
 COLUMNS = ["long_key", "uuid_key"]
 ADOPT = settings.BUILD_ADOPT_NATIVE_FILTERS
@@ -119,17 +120,18 @@ def build_times(spark, copies: dict[str, str], repeat: int) -> None:
     hs = hsbloom.Hyperspace(spark)
     print(f"\nbuild over table A's native copies: median of {repeat} interleaved rounds")
     print(f"{'copy':16s} {'index':22s} {'scan keys':>10s} {'adopted':>9s} {'hashed':>9s} {'adopt/scan':>11s} "
-          f"{'hash/scan':>10s}  adoption")
+          f"{'hash/scan':>10s} {'jobs':>5s}  adoption")
+    print("jobs: Spark jobs of the adopted build (its job group), listing included")
     variants = {"file": ("file", False), "zones": ("row_group", False), "zones, rg-sized on": ("row_group", True)}
     for label, path in copies.items():
         for variant, (granularity, row_group_sized) in variants.items():
             times: dict[str, list[float]] = {"scan": [], "true": [], "false": []}
-            outcome = ""
+            outcome, jobs = "", 0
             for round_ in range(repeat):
                 scan = spark.read.parquet(path).select(*COLUMNS)
                 times["scan"].append(timed(lambda: scan.write.format("noop").mode("overwrite").save()))
                 for adopt in ("true", "false"):
-                    name = f"bench_adopt_{Path(path).name}_{granularity}_{adopt}_{round_}"
+                    name = f"bench_adopt_{Path(path).name}_{granularity}_{int(row_group_sized)}_{adopt}_{round_}"
                     spark.conf.set(ADOPT, adopt)
                     spark.conf.set(ROW_GROUP_SIZED, str(row_group_sized).lower())
                     config = hsbloom.BFIndexConfig(name, COLUMNS, global_filter=False, granularity=granularity)
@@ -141,11 +143,12 @@ def build_times(spark, copies: dict[str, str], repeat: int) -> None:
                     if adopt == "true":
                         info = hs.index(name)
                         outcome = f"{info.adopted_files} files adopted, hashed: {info.hashed_files or 'none'}"
+                        jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup(job_group_id("create", name)))
                     hs.delete_index(name)
                     hs.vacuum_index(name)
             med = {k: statistics.median(v) for k, v in times.items()}
             print(f"{label:16s} {variant:22s} {med['scan']:9.2f}s {med['true']:8.2f}s {med['false']:8.2f}s "
-                  f"{med['true'] / med['scan']:10.2f}x {med['false'] / med['scan']:9.2f}x  {outcome}", flush=True)
+                  f"{med['true'] / med['scan']:10.2f}x {med['false'] / med['scan']:9.2f}x {jobs:5d}  {outcome}", flush=True)
 
 
 def main() -> None:

@@ -3,11 +3,9 @@ package hsbloom.build
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.hadoop.conf.Configuration
-import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
-import org.apache.spark.sql.types.{DataType, StringType}
-import org.apache.spark.storage.StorageLevel
+import org.apache.spark.sql.types.DataType
 import org.apache.spark.util.SerializableConfiguration
 
 import hsbloom.conf.HsbloomConf
@@ -16,23 +14,60 @@ import hsbloom.shim.{Delta, FileRelation}
 
 /**
  * The build's first step when source files may carry Parquet-native SBBFs:
- * a job that reads each file's footer and filters (`NativeFilters`) and writes
- * the file-table rows of the files it adopts; the rest are hashed by the scan
- * as usual (docs/design/adoption.md). Each row records how its filter was
- * made in the file table's `filter_source` column.
+ * one pass over the listed files reads each file's footer and filters once
+ * (`NativeFilters`), decides, and stores the adopted files' filters
+ * (`AdoptionReads`); the build then writes their rows with the hashed files'
+ * rows, in one write per table, and scans only the files not adopted, or
+ * nothing when all are (docs/design/adoption.md). Each row records how its
+ * filter was made in the file table's `filter_source` column.
  */
 object Adoption {
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
   /**
-   * What the adoption step did: whether it wrote the file table's first rows, the adopted
-   * files' ids and statistics, and per reason how many files were hashed.
+   * What the adoption step did: the adopted files' ids and statistics, per reason how many files
+   * were hashed, and the adopted files' rows of the file and zone tables, already stored (their
+   * filters in `blocks/`), for the tables' one write.
    */
-  final case class Outcome(wroteTable: Boolean, adopted: Set[Long], stats: Seq[FileStats], hashedWhy: Map[String, Int],
-      wroteZones: Boolean = false)
+  final case class Outcome(adopted: Set[Long], stats: Seq[FileStats], hashedWhy: Map[String, Int],
+      fileRows: Seq[Row] = Nil, zoneRows: Seq[Row] = Nil) {
+    /** The adopted files' stored file-table rows, one partition (one file of the table; None: no file adopted). */
+    def fileTable(spark: SparkSession): Option[DataFrame] =
+      Option.when(fileRows.nonEmpty)(spark.createDataFrame(fileRows.asJava, IndexTables.StoredFileTableSchema).coalesce(1))
+
+    /** The adopted files' stored zone rows, one partition (None: no zone adopted). */
+    def zoneTable(spark: SparkSession): Option[DataFrame] =
+      Option.when(zoneRows.nonEmpty)(spark.createDataFrame(zoneRows.asJava, ZoneTable.StoredSchema).coalesce(1))
+  }
 
   object Outcome {
     /** No file adopted, all `files` for one reason, nothing written. */
-    def none(why: String, files: Int): Outcome = Outcome(wroteTable = false, Set.empty, Nil, Map(why -> files))
+    def none(why: String, files: Int): Outcome = Outcome(Set.empty, Nil, Map(why -> files))
   }
+
+  /**
+   * Up to this many files are read on the driver, more in one Spark job of one task per core. The driver reads
+   * files one after another; a job reads them in parallel after a fixed cost (35 to 75 ms for a job of two tasks
+   * in local mode on a loaded machine, more on a cluster). A file costs a few milliseconds (local disk, filters
+   * sized for a row group) to a second (an object store, 16 filters of some MiB): one file gains nothing from a
+   * job, two gain about as much as the job costs, more gain from the job whenever reads are slow, which is when
+   * it matters (docs/design/adoption.md#the-build).
+   */
+  val OnDriverMaxFiles = 2
+
+  /** Why the build hashes every file because of its global filter. */
+  val GlobalFilterReason = "the index has a global filter"
+
+  /**
+   * The adoption step of a build of `request` over `df` (`columns`: the indexed columns as `df` resolves
+   * them, `types` their types): `run` where adoption is possible, else every file hashed for the reason.
+   */
+  def of(df: DataFrame, request: BuildRequest, columns: Seq[String], types: Seq[DataType]): Outcome =
+    unavailable(df, request).map(Left(_)).getOrElse(physicalNames(df, columns)) match {
+      case Right(physical) => run(df, request, physical, types)
+      case Left(GlobalFilterReason) if request.files.nonEmpty => globalFilterOnly(df, request, columns)
+      case Left(why) => Outcome.none(why, request.files.size)
+    }
 
   /**
    * Why this build cannot adopt any file (None: it may). Adoption needs a Parquet or Delta
@@ -43,9 +78,25 @@ object Adoption {
     val format = df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs.fileFormat }
     if (!HsbloomConf.BuildAdoptNativeFilters.get(df.sparkSession)) Some(s"${HsbloomConf.BuildAdoptNativeFilters.key} is false")
     else if (!format.exists(_.isInstanceOf[ParquetFileFormat])) Some("the source is not Parquet or Delta")
-    else if (request.globalFilter) Some("the index has a global filter")
     else if (request.expectedNumItems.isDefined) Some("expected_num_items fixes the filters' size")
+    else if (request.globalFilter) Some(GlobalFilterReason)
     else None
+  }
+
+  /**
+   * Every file hashed because of the global filter alone. When the first listed file carries native
+   * filters of every indexed column (one footer read, on the driver), the reason says so, with the fix,
+   * and a warning is logged: such a source could be indexed without a scan (docs/indexes.md#adopted-native-filters).
+   */
+  private def globalFilterOnly(df: DataFrame, request: BuildRequest, columns: Seq[String]): Outcome = {
+    val carried = physicalNames(df, columns).toOption.exists { physical =>
+      NativeFilters.carried(request.files.head, physical, df.sparkSession.sessionState.newHadoopConf())
+    }
+    if (!carried) return Outcome.none(GlobalFilterReason, request.files.size)
+    val why = s"$GlobalFilterReason, and files carry Parquet Bloom filters of the indexed columns: " +
+      "global_filter=False would adopt them instead of scanning"
+    log.warn(s"${request.description}: ${request.files.size} files hashed: $why (docs/indexes.md#adopted-native-filters)")
+    Outcome.none(why, request.files.size)
   }
 
   /**
@@ -70,58 +121,26 @@ object Adoption {
   }
 
   /**
-   * Decides, in a first job, which listed files' native filters can be
-   * adopted (reading footers and filters, keeping only the decision); when
-   * some can, a second job reads those files' filters again and writes their
-   * file-table rows into `request.dataPath` (the table's first write). So a
-   * source without adoptable filters costs one footer read per file and no
-   * write. With zones, the adopted files' zones are written too (the zone
-   * table's first write), from the same read. A file decided adoptable that no longer is (changed meanwhile)
-   * fails the build: it would otherwise be in neither part of the table.
+   * Reads every listed file's footer and native filters once, on the driver for up to
+   * `OnDriverMaxFiles` files, else in one job; stores the adopted files' filters into
+   * `request.dataPath`'s `blocks/` and returns their rows, to be written with the others.
    */
   def run(df: DataFrame, request: BuildRequest, physical: Seq[String], types: Seq[DataType]): Outcome = {
-    val columns = request.columns
     val spark = df.sparkSession
     val sc = spark.sparkContext
-    val conf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConf()))
-    val fpp = request.fpp
     val zoneFpp = if (request.zones) Some(request.sharedFpp) else None
-    val weak = HsbloomConf.BuildAdoptRowGroupSizedFilters.get(spark)
-    def read(file: ListedFile, conf: Configuration) = NativeFilters.read(file, physical, types, fpp, zoneFpp, weak, conf)
-    def partitions(n: Int) = math.max(1, math.min(n, 4 * sc.defaultParallelism))
-    val decided = sc.parallelize(request.files, partitions(request.files.size)).map { file =>
-      file.fileId -> read(file, conf.value.value).left.toOption
-    }.collect().toSeq
-    val adoptable = decided.collect { case (id, None) => id }.toSet
-    val hashedWhy = decided.flatMap(_._2).groupBy(identity).map { case (why, fs) => why -> fs.size }
-    if (adoptable.isEmpty) return Outcome(wroteTable = false, Set.empty, Nil, hashedWhy)
-
-    val stats = sc.collectionAccumulator[FileStats]("hsbloom adopted file statistics")
-    val files = request.files.filter(f => adoptable(f.fileId))
-    // Read once, kept for the file table's write and the zone table's.
-    val adopted = sc.parallelize(files, partitions(files.size)).map { file =>
-      file -> read(file, conf.value.value).fold(why => throw new IllegalStateException(
-        s"source file ${file.path} changed during the index build ($why); build the index again"), identity)
-    }.persist(StorageLevel.MEMORY_AND_DISK_SER)
-    try {
-      val rows = adopted.flatMap { case (file, a) =>
-        columns.zip(a.columns).map { case (c, col) =>
-          stats.add(FileStats(file.fileId, c, col.rows, col.nulls, col.ndv, col.filter.length))
-          Row(file.fileId, file.path, file.size, file.mtime, c, col.rows, col.nulls, col.ndv, col.filter, Adopted)
-        }
-      }
-      val schema = IndexTables.FileTableSchema.add(IndexTables.FilterSource, StringType, nullable = true)
-      IndexTables.writeFileTable(spark.createDataFrame(rows, schema), request.dataPath, "errorifexists")
-      if (request.zones) {
-        val zoneRows = adopted.flatMap { case (file, a) =>
-          for (z <- a.zones; (c, col) <- columns.zip(z.columns)) yield Row(file.fileId, file.path, file.size,
-            file.mtime, c, col.rows, col.nulls, col.ndv, col.filter, z.group.ordinal, z.rowGroups, z.group.start,
-            z.group.length)
-        }
-        ZoneTable.write(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request.dataPath, "errorifexists")
-      }
-    } finally adopted.unpersist(blocking = false)
-    Outcome(wroteTable = true, adoptable, stats.value.asScala.toSeq, hashedWhy, wroteZones = request.zones)
+    val reads = new AdoptionReads(request.columns, physical, types, request.fpp, zoneFpp,
+      HsbloomConf.BuildAdoptRowGroupSizedFilters.get(spark), request.maxBufferedHashes.toLong, request.dataPath)
+    val parts = if (request.files.size <= OnDriverMaxFiles) {
+      Seq(reads(request.files.iterator, spark.sessionState.newHadoopConf()))
+    } else {
+      val conf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConf()))
+      val tasks = math.max(1, math.min(request.files.size, sc.defaultParallelism))
+      sc.parallelize(request.files, tasks).mapPartitions(files => Iterator(reads(files, conf.value.value))).collect().toSeq
+    }
+    val hashedWhy = parts.flatMap(_.hashed).groupBy(_._2).map { case (why, fs) => why -> fs.size }
+    Outcome(parts.flatMap(_.adopted).toSet, parts.flatMap(_.stats), hashedWhy, parts.flatMap(_.fileRows),
+      parts.flatMap(_.zoneRows))
   }
 
   /** `filter_source` of a file filter taken from the file's native filters. */

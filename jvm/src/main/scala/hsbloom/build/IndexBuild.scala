@@ -6,6 +6,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.types.DataType
 import org.apache.spark.util.SerializableConfiguration
 import com.fasterxml.jackson.databind.ObjectMapper
 
@@ -38,9 +39,11 @@ import hsbloom.sbbf.{ParquetHash, Sbbf}
  *     bucket partitions (`GlobalReducer`), sized from the merged HyperLogLogs,
  *     and writes the global table in chunks. No filter passes through the driver.
  *  0. Where the source files carry Parquet-native SBBFs of the indexed columns,
- *     a first job takes each file's filters from its footer instead
- *     (`Adoption`, `NativeFilters`; with zones, its row groups' filters too:
- *     `NativeZones`); the scan reads only the files not adopted.
+ *     a first pass takes each file's filters from its footer instead, reading
+ *     each footer and filter once (`Adoption`, `AdoptionReads`, `NativeFilters`;
+ *     with zones, its row groups' filters too: `NativeZones`); the scan reads
+ *     only the files not adopted, and does not run when every file is; each
+ *     table is written once, adopted and hashed rows together.
  *  4. With zones (`granularity="row_group"`), the map side also builds one
  *     filter per row group and column (`ZoneTracker`); they go to partitions
  *     of their own in the same shuffle, and a third job over it writes the
@@ -70,17 +73,56 @@ object IndexBuild {
     }
 
     // Files whose own Parquet filters can stand for a hashed build are adopted first; the scan reads the rest.
-    val adoption = Adoption.unavailable(df, request).map(Left(_))
-      .getOrElse(Adoption.physicalNames(df, request.columns.map(c => resolveName(df, c)))) match {
-      case Left(why) => Adoption.Outcome.none(why, request.files.size)
-      case Right(physical) => Adoption.run(df, request, physical, columnTypes)
-    }
-    log.info(s"${request.description}: ${adoption.adopted.size} files' filters adopted from their Parquet " +
-      s"Bloom filters; hashed: ${adoption.hashedWhy.map { case (why, n) => s"$n ($why)" }.mkString(", ")}")
+    val begun = System.nanoTime()
+    val adoption = Adoption.of(df, request, request.columns.map(c => resolveName(df, c)), columnTypes)
+    val started = System.nanoTime()
+    log.info(f"${request.description}: ${adoption.adopted.size} files' filters adopted from their Parquet " +
+      f"Bloom filters (${(started - begun) / 1e9}%.2f s); hashed: " +
+      adoption.hashedWhy.map { case (why, n) => s"$n ($why)" }.mkString(", "))
     val hashedFiles = request.files.filterNot(f => adoption.adopted(f.fileId))
+    val noScan = adoption.adopted.nonEmpty && hashedFiles.isEmpty
+    val (scanStats, global) = if (noScan) {
+      // Every file adopted: no scan, no job over data pages; the tables are the adopted files' rows.
+      IndexTables.writeStoredFileTable(adoption.fileTable(spark).get, request.dataPath, "errorifexists")
+      if (request.zones) {
+        ZoneTable.writeStored(adoption.zoneTable(spark).getOrElse(spark.createDataFrame(
+          java.util.Collections.emptyList[Row](), ZoneTable.StoredSchema)), request.dataPath, "errorifexists")
+      }
+      (Nil, Map.empty[String, (Long, Long)])
+    } else scanAndWrite(df, request, columnTypes, hashedFiles, adoption)
+    val written = System.nanoTime()
+
+    // Files that produced no rows (empty, or every row deleted) get an empty filter.
+    val stats = scanStats ++ adoption.stats
+    val indexed = stats.map(_.fileId).toSet
+    val missing = request.files.filterNot(f => indexed.contains(f.fileId))
+    val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
+    if (missing.nonEmpty) {
+      val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, emptyFilter)
+      IndexTables.writeFileTable(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema),
+        request.dataPath, "append")
+    }
+    val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
+    val done = System.nanoTime()
+    log.info(f"${request.description}: ${if (noScan) "no scan, " else "scan, "}file-level table, zones and " +
+      f"global filters ${(written - started) / 1e9}%.2f s, " +
+      f"empty files ${(done - written) / 1e9}%.2f s")
+    val dataPath = new Path(request.dataPath)
+    val indexBytes = dataPath.getFileSystem(spark.sessionState.newHadoopConf()).getContentSummary(dataPath).getLength
+    BuildSummary.of(request, allStats, global, indexBytes, adoption)
+  }
+
+  /**
+   * Scans `hashedFiles` (all listed files when none was adopted), hashes their values and writes the
+   * file table, the global filters and the zones, each table in one write with the adopted files' rows
+   * (`adoption`). Returns the scanned files' statistics and the global filters' sizes.
+   */
+  private def scanAndWrite(df: DataFrame, request: BuildRequest, columnTypes: Seq[DataType],
+      hashedFiles: Seq[ListedFile], adoption: Adoption.Outcome): (Seq[FileStats], Map[String, (Long, Long)]) = {
+    val spark = df.sparkSession
+    val sc = spark.sparkContext
     val scanned = if (adoption.adopted.isEmpty) df
       else BuildInput.of(df.asInstanceOf[ClassicDataset[_]], new ObjectMapper().writeValueAsString(hashedFiles.map(_.path).toArray))
-    val tableMode = if (adoption.wroteTable) "append" else "errorifexists"
     val listing = sc.broadcast(request.files.map(f => FileKey.listed(f.path) -> f).toMap)
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
     val globalPartitions = if (!request.globalFilter) 0 else {
@@ -114,13 +156,12 @@ object IndexBuild {
           row.getAs[Array[Byte]](8).length))
         row
       })
-    val started = System.nanoTime()
     val (_, global) = Alongside.run(sc) {
       if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, globalPartitions)
       else Map.empty[String, (Long, Long)]
     } {
       IndexTables.writeFileTable(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request.dataPath,
-        tableMode)
+        "errorifexists", adoption.fileTable(spark))
     }
     if (request.zones) {
       val columns = request.columns
@@ -130,28 +171,10 @@ object IndexBuild {
             columns(k.column), z.rows, z.nulls, z.ndv, z.filter, z.rowGroup, z.rowGroups, z.start, z.length)
           case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a zone partition")
         })
-      ZoneTable.write(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request.dataPath,
-        if (adoption.wroteZones) "append" else "errorifexists")
+      ZoneTable.write(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request.dataPath, "errorifexists",
+        adoption.zoneTable(spark))
     }
-    val written = System.nanoTime()
-
-    // Files that produced no rows (empty, or every row deleted) get an empty filter.
-    val stats = fileStats.value.asScala.toSeq ++ adoption.stats
-    val indexed = stats.map(_.fileId).toSet
-    val missing = request.files.filterNot(f => indexed.contains(f.fileId))
-    val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
-    if (missing.nonEmpty) {
-      val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, emptyFilter)
-      IndexTables.writeFileTable(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema),
-        request.dataPath, "append")
-    }
-    val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
-    val done = System.nanoTime()
-    log.info(f"${request.description}: scan, file-level table and global filters ${(written - started) / 1e9}%.2f s, " +
-      f"empty files ${(done - written) / 1e9}%.2f s")
-    val dataPath = new Path(request.dataPath)
-    val indexBytes = dataPath.getFileSystem(spark.sessionState.newHadoopConf()).getContentSummary(dataPath).getLength
-    BuildSummary.of(request, allStats, global, indexBytes, adoption)
+    (fileStats.value.asScala.toSeq, global)
   }
 
   /**

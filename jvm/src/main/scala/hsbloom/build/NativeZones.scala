@@ -42,12 +42,13 @@ object NativeZones {
 
   /**
    * The file's row groups with byte ranges proved as the zone build proves them (`RowGroups`:
-   * each range, read by Spark's reader, selects its row group alone), matched with the footer's
-   * row groups `blocks` in order; Left(why) when any is not provable.
+   * each range, read by Spark's reader, selects its row group alone; the whole file as one block), from
+   * the file's footer bytes, matched with the footer's row groups `blocks` in order; Left(why) when any is
+   * not provable.
    */
-  def ranges(path: Path, conf: Configuration, fileSize: Long, blocks: Seq[BlockMetaData])
+  def ranges(footer: Array[Byte], path: Path, conf: Configuration, fileSize: Long, blocks: Seq[BlockMetaData])
       : Either[String, IndexedSeq[RowGroups.Group]] = {
-    RowGroups.ofBlock(path, conf, fileSize, 0L, fileSize) match {
+    RowGroups.ofFooter(footer, path, conf, 0L, fileSize) match {
       case Some((n, groups)) if n == blocks.size && groups.size == n &&
           groups.zip(blocks).zipWithIndex.forall { case ((g, b), i) =>
             g.ordinal == i && g.start == b.getStartingPos && g.rows == b.getRowCount

@@ -1,8 +1,6 @@
 package hsbloom.build
 
 import java.io.ByteArrayInputStream
-import java.nio.{ByteBuffer, ByteOrder}
-import java.nio.charset.StandardCharsets
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -11,7 +9,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.format.converter.ParquetMetadataConverter
-import org.apache.parquet.hadoop.metadata.BlockMetaData
+import org.apache.parquet.hadoop.metadata.{BlockMetaData, ParquetMetadata}
 
 /**
  * The row groups of a Parquet file as Spark's reader sees them, for zones
@@ -28,8 +26,6 @@ object RowGroups {
   /** A row group: its place among the file's row groups, its byte range, and its rows. */
   final case class Group(ordinal: Int, start: Long, length: Long, rows: Long)
 
-  private val Magic = "PAR1".getBytes(StandardCharsets.US_ASCII)
-
   /**
    * The row groups a reader of the block `[blockStart, blockStart + blockLength)`
    * of `path` reads, in file order, with the file's number of row groups; None
@@ -39,44 +35,38 @@ object RowGroups {
    */
   def ofBlock(path: Path, conf: Configuration, fileSize: Long, blockStart: Long, blockLength: Long)
       : Option[(Int, IndexedSeq[Group])] = try {
-    val footer = footerBytes(path, conf, fileSize)
-    footer.flatMap { bytes =>
-      // Parsed as parquet-java's reader parses it: its options (message size limits), the footer's length.
-      val converter = new ParquetMetadataConverter(HadoopReadOptions.builder(conf, path).build())
-      def blocks(filter: ParquetMetadataConverter.MetadataFilter): Seq[BlockMetaData] = converter
-        .readParquetMetadata(new ByteArrayInputStream(bytes), filter, null, false, bytes.length).getBlocks.asScala.toSeq
-      val all = blocks(ParquetMetadataConverter.NO_FILTER)
-      val ordinals = all.map(_.getStartingPos).zipWithIndex.toMap
-      val read = blocks(ParquetMetadataConverter.range(blockStart, blockStart + blockLength))
-      val groups = read.map { b =>
-        Group(ordinals.getOrElse(b.getStartingPos, -1), b.getStartingPos, b.getCompressedSize, b.getRowCount)
-      }.toIndexedSeq
-      val provable = ordinals.size == all.size && groups.forall { g =>
-        g.ordinal >= 0 && g.length > 0 && {
-          val alone = blocks(ParquetMetadataConverter.range(g.start, g.start + g.length))
-          alone.size == 1 && alone.head.getStartingPos == g.start
-        }
-      }
-      if (provable) Some(all.size -> groups) else None
+    ParquetTail.open(path, conf, fileSize).toOption.flatMap { tail =>
+      try ofFooter(tail.footer, path, conf, blockStart, blockLength) finally tail.close()
     }
   } catch {
     case NonFatal(_) => None
   }
 
-  /** The footer of an unencrypted Parquet file of `fileSize` bytes; None when it is not one. */
-  private def footerBytes(path: Path, conf: Configuration, fileSize: Long): Option[Array[Byte]] = {
-    val fs = path.getFileSystem(conf)
-    if (fileSize < 12 || fs.getFileStatus(path).getLen != fileSize) return None
-    val in = fs.open(path)
-    try {
-      val tail = new Array[Byte](8)
-      in.readFully(fileSize - 8, tail)
-      if (!java.util.Arrays.equals(tail.slice(4, 8), Magic)) return None
-      val length = ByteBuffer.wrap(tail, 0, 4).order(ByteOrder.LITTLE_ENDIAN).getInt
-      if (length <= 0 || length > fileSize - 12) return None
-      val bytes = new Array[Byte](length)
-      in.readFully(fileSize - 8 - length, bytes)
-      Some(bytes)
-    } finally in.close()
+  /** As `ofBlock`, from the file's footer bytes `footer` (already read: `ParquetTail`). */
+  def ofFooter(footer: Array[Byte], path: Path, conf: Configuration, blockStart: Long, blockLength: Long)
+      : Option[(Int, IndexedSeq[Group])] = try {
+    def blocks(filter: ParquetMetadataConverter.MetadataFilter): Seq[BlockMetaData] =
+      parse(footer, path, conf, filter).getBlocks.asScala.toSeq
+    val all = blocks(ParquetMetadataConverter.NO_FILTER)
+    val ordinals = all.map(_.getStartingPos).zipWithIndex.toMap
+    val read = blocks(ParquetMetadataConverter.range(blockStart, blockStart + blockLength))
+    val groups = read.map { b =>
+      Group(ordinals.getOrElse(b.getStartingPos, -1), b.getStartingPos, b.getCompressedSize, b.getRowCount)
+    }.toIndexedSeq
+    val provable = ordinals.size == all.size && groups.forall { g =>
+      g.ordinal >= 0 && g.length > 0 && {
+        val alone = blocks(ParquetMetadataConverter.range(g.start, g.start + g.length))
+        alone.size == 1 && alone.head.getStartingPos == g.start
+      }
+    }
+    if (provable) Some(all.size -> groups) else None
+  } catch {
+    case NonFatal(_) => None
   }
+
+  /** The footer bytes parsed as parquet-java's reader parses them: its options (message size limits), `filter`. */
+  def parse(footer: Array[Byte], path: Path, conf: Configuration,
+      filter: ParquetMetadataConverter.MetadataFilter = ParquetMetadataConverter.NO_FILTER): ParquetMetadata =
+    new ParquetMetadataConverter(HadoopReadOptions.builder(conf, path).build())
+      .readParquetMetadata(new ByteArrayInputStream(footer), filter, null, false, footer.length)
 }

@@ -75,8 +75,9 @@ object HsbloomConf {
 
   val BuildAdoptRowGroupSizedFilters: Setting[Boolean] = boolean("spark.hsbloom.build.adoptRowGroupSizedFilters",
     default = false, "With zones: whether a file whose native filters each make a good zone filter but whose OR is " +
-      "weaker than the index fpp is adopted, with that OR as its file filter (its zones decide; lookups may read " +
-      "more row groups than with a hashed index). false hashes such files.")
+      "weaker than the index fpp is adopted, with that OR as its file filter (its zones decide; every lookup then " +
+      "probes all zones of such files and reads about the zone fpp times their row groups more than with a hashed " +
+      "index). false hashes such files.")
 
   val JoinEnabled: Setting[Boolean] = boolean("spark.hsbloom.join.enabled", default = true,
     "Whether joins use indexes (a global filter on the probe side, pruning by the build side's keys); " +

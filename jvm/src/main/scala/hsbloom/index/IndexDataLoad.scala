@@ -66,7 +66,8 @@ object IndexDataLoad {
       }
       val parts = listed.filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
         !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
-      // Every part is written by IndexTables.writeFileTable, so one footer gives the projection for all.
+      // Every part is written by IndexTables (writeFileTable, writeStoredFileTable: one stored schema), so one footer
+      // gives the projection for all.
       val readConf = new Configuration(conf)
       var projected = false
       parts.foreach { part => try {

@@ -1,5 +1,6 @@
 package hsbloom.index
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.{DataFrame, Encoders, Row, SparkSession}
 import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.types._
@@ -42,22 +43,36 @@ object IndexTables {
   /**
    * Writes rows of `FileTableSchema` (in that column order) into the version at
    * `dataPath`; `mode` is "errorifexists" for the first write, "append" after.
+   * `stored`: rows already stored (`storeFileRows`: the files adopted from their
+   * own filters, docs/design/adoption.md) written in the same write.
    */
-  def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit = {
+  def writeFileTable(rows: DataFrame, dataPath: String, mode: String, stored: Option[DataFrame] = None): Unit = {
     val spark = rows.sparkSession
     val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
     val source = if (rows.columns.contains(FilterSource)) rows.col(FilterSource) else lit(HashedFilter)
-    val n = FileTableSchema.size
     // A Dataset operation (not an RDD round trip), so that what the caller
     // attached to `rows` (an Observation, for example) still sees the write.
+    val withBlocks = rows.select((FileTableSchema.fieldNames.map(rows.col).toIndexedSeq :+ source): _*)
+      .mapPartitions((part: Iterator[Row]) => storeFileRows(part, dataPath, conf.value))(Encoders.row(StoredFileTableSchema))
+    write(stored.fold(withBlocks)(s => withBlocks.union(s)), mode, filesPath(dataPath))
+  }
+
+  /** Writes rows of `StoredFileTableSchema` (`storeFileRows`' output) as the file table of the version at `dataPath`. */
+  def writeStoredFileTable(stored: DataFrame, dataPath: String, mode: String): Unit =
+    write(stored, mode, filesPath(dataPath))
+
+  /**
+   * Rows of `FileTableSchema` followed by their `FilterSource` as rows of `StoredFileTableSchema`: each filter
+   * written into this task's side file of `<dataPath>/blocks/` (`FilterBlocks`), the row with its address.
+   */
+  def storeFileRows(rows: Iterator[Row], dataPath: String, conf: Configuration): Iterator[Row] = {
+    val n = FileTableSchema.size
     // FilterBlocks drops the filter and appends after the row's other fields; `filter_source` (then the
     // filter's place) is moved behind them, to the end.
-    val withBlocks = rows.select((FileTableSchema.fieldNames.map(rows.col).toIndexedSeq :+ source): _*)
-      .mapPartitions((part: Iterator[Row]) => FilterBlocks.attach(part, dataPath, conf.value).map { r =>
-        val fields = r.toSeq
-        Row.fromSeq(fields.take(n - 1) ++ fields.drop(n) :+ fields(n - 1))
-      })(Encoders.row(StoredFileTableSchema))
-    write(withBlocks, mode, filesPath(dataPath))
+    FilterBlocks.attach(rows, dataPath, conf).map { r =>
+      val fields = r.toSeq
+      Row.fromSeq(fields.take(n - 1) ++ fields.drop(n) :+ fields(n - 1))
+    }
   }
 
   /** Where the serialized filter is in a row of `FileTableSchema`; the stored table has no such column. */
@@ -158,7 +173,7 @@ object IndexTables {
    * Throws when the table is missing, or the column's chunks are incomplete or
    * disagree on their sizes.
    */
-  def readGlobalFilter(dataPath: String, column: String, conf: org.apache.hadoop.conf.Configuration): Array[Byte] = {
+  def readGlobalFilter(dataPath: String, column: String, conf: Configuration): Array[Byte] = {
     import org.apache.hadoop.fs.Path
     import org.apache.parquet.hadoop.ParquetReader
     import org.apache.parquet.hadoop.example.GroupReadSupport

@@ -54,23 +54,29 @@ object ZoneTable {
 
   /**
    * Writes rows of `InputSchema` as the zone table of the version at `dataPath` (its filters' blocks too);
-   * `mode` "append" adds to a zone table written before in the same build (adopted files' zones).
+   * `stored`: rows already stored (`storeRows`: adopted files' zones) written in the same write.
    */
-  def write(rows: DataFrame, dataPath: String, mode: String): Unit = {
+  def write(rows: DataFrame, dataPath: String, mode: String, stored: Option[DataFrame] = None): Unit = {
     val conf = new SerializableConfiguration(rows.sparkSession.sessionState.newHadoopConf())
+    val withBlocks = rows.select(InputSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
+      .mapPartitions((part: Iterator[Row]) => storeRows(part, dataPath, conf.value))(Encoders.row(StoredSchema))
+    IndexTables.write(stored.fold(withBlocks)(s => withBlocks.union(s)), mode, path(dataPath))
+  }
+
+  /** Writes rows of `StoredSchema` (`storeRows`' output) as the zone table of the version at `dataPath`. */
+  def writeStored(stored: DataFrame, dataPath: String, mode: String): Unit = IndexTables.write(stored, mode, path(dataPath))
+
+  /** Rows of `InputSchema` as rows of `StoredSchema`: filters into this task's side file of `blocks/`, checksums. */
+  def storeRows(rows: Iterator[Row], dataPath: String, conf: Configuration): Iterator[Row] = {
     val seed = Checksums.directorySeed(dataPath)
     // Where the zone's own fields are once FilterBlocks took the filter out of the row.
     val n = InputSchema.size - 1
-    val stored = rows.select(InputSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
-      .mapPartitions { (part: Iterator[Row]) =>
-        // FilterBlocks reads the file-table fields at their places and appends after the row's own fields.
-        FilterBlocks.attach(part, dataPath, conf.value).map { r =>
-          val rowChecksum = r.getLong(r.length - 1)
-          Row.fromSeq(r.toSeq :+ checksum(rowChecksum, r.getInt(n - 4), r.getInt(n - 3), r.getLong(n - 2),
-            r.getLong(n - 1), seed))
-        }
-      }(Encoders.row(StoredSchema))
-    IndexTables.write(stored, mode, path(dataPath))
+    // FilterBlocks reads the file-table fields at their places and appends after the row's own fields.
+    FilterBlocks.attach(rows, dataPath, conf).map { r =>
+      val rowChecksum = r.getLong(r.length - 1)
+      Row.fromSeq(r.toSeq :+ checksum(rowChecksum, r.getInt(n - 4), r.getInt(n - 3), r.getLong(n - 2),
+        r.getLong(n - 1), seed))
+    }
   }
 
   /** One row group of a file: its byte range, rows, and per column its entry (counts and filter). */

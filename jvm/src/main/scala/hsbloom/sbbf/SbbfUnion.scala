@@ -23,4 +23,14 @@ object SbbfUnion {
     filters.foreach(f => combined.union(if (f.numBytes == smallest) f else f.foldTo(smallest)))
     combined
   }
+
+  /**
+   * `combined` with `next` added, at the smaller of their sizes: what `of` gives for the filters of both,
+   * one at a time (folding distributes over OR, and folding twice is folding once to the smaller size), so a
+   * caller holds two filters instead of all of them. `combined` may be changed; `next` is not.
+   */
+  def add(combined: Sbbf, next: Sbbf): Sbbf =
+    if (next.numBytes >= combined.numBytes) {
+      combined.union(if (next.numBytes == combined.numBytes) next else next.foldTo(combined.numBytes))
+    } else combined.foldTo(next.numBytes).union(next)
 }

@@ -8,7 +8,7 @@ class BuildSummarySuite extends AnyFunSuite {
       None, 0.01, globalFilter = true, "file:/d", "test")
     val stats = Seq(FileStats(0, "a", 5, 1, 3, 32), FileStats(1, "a", 7, 0, 7, 64), FileStats(0, "b", 5, 0, 5, 32),
       FileStats(1, "b", 7, 2, 3, 32))
-    val adoption = Adoption.Outcome(wroteTable = true, Set(1L), Nil, Map("no native filter in every row group" -> 1))
+    val adoption = Adoption.Outcome(Set(1L), Nil, Map("no native filter in every row group" -> 1))
     val summary = BuildSummary.of(request, stats, Map("a" -> ((9L, 1040L))), indexBytes = 4096, adoption)
     assert(summary.toJson ==
       """{"num_files":2,"num_rows":12,"index_bytes":4096,"columns":{""" +

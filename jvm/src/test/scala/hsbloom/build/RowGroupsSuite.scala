@@ -50,4 +50,12 @@ class RowGroupsSuite extends AnyFunSuite {
     Files.write(java.nio.file.Paths.get(text.toUri), "not parquet at all, just text".getBytes)
     assert(RowGroups.ofBlock(text, conf, 29, 0, 29).isEmpty)
   }
+
+  test("a footer longer than the tail's first read is read whole, and its row groups found") {
+    val (path, size) = parquetFile(80000, 512)
+    val tail = ParquetTail.open(path, conf, size).toOption.get
+    try assert(tail.footer.length > ParquetTail.TailBytes) finally tail.close()
+    val (n, groups) = RowGroups.ofBlock(path, conf, size, 0, size).get
+    assert(groups.size == n && groups.map(_.rows).sum == 80000)
+  }
 }

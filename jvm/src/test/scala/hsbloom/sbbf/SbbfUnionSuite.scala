@@ -50,4 +50,16 @@ class SbbfUnionSuite extends AnyFunSuite {
     assert(SbbfUnion.of(Seq(b)) == bCopy)
     assertThrows[IllegalArgumentException](SbbfUnion.of(Nil))
   }
+
+  test("adding filters one at a time gives the union of all of them, in any order of sizes") {
+    val rng = new Random(23)
+    for (trial <- 0 until 40) {
+      val groups = 1 + rng.nextInt(8)
+      val hashes = Seq.fill(groups)(Seq.fill(rng.nextInt(2000))(rng.nextLong()))
+      val filters = hashes.map(h => filled(32 << rng.nextInt(10), h))
+      val expected = SbbfUnion.of(filters)
+      val added = filters.tail.foldLeft(Sbbf.fromBytes(filters.head.toBytes))(SbbfUnion.add)
+      assert(added == expected, s"trial $trial")
+    }
+  }
 }
