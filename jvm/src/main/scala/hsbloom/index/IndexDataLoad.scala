@@ -138,7 +138,7 @@ object IndexDataLoad {
  */
 private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: FilterBlocks.Reader) {
   private val slotsByKey = new java.util.HashMap[String, Integer]()
-  private val slotsByPath = new java.util.HashMap[String, Integer]()
+  private val parsedKeys = new java.util.HashMap[String, String]() // of paths that are not plain
   private var sizes = new Array[Long](1024)
   private var mtimes = new Array[Long](1024)
   private var numSlots = 0
@@ -165,27 +165,7 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
   /** The slot of a file as the table names it, made on first sight; its fingerprint must agree. */
   def slot(path: String, size: Long, mtime: Long): Int = {
     // The rows of a file's columns usually follow each other (and share one string: `TableRows.string`).
-    val known: Integer = if (path eq lastPath) null else slotsByPath.get(path)
-    val s: Int = if (path eq lastPath) lastSlot else if (known != null) known.intValue else {
-      val key = FileKey.listed(path) // one parse per file, not per column
-      val byKey = slotsByKey.get(key)
-      val s: Int = if (byKey != null) byKey else {
-        slotsByKey.put(key, numSlots)
-        if (numSlots == sizes.length) {
-          sizes = java.util.Arrays.copyOf(sizes, numSlots * 2)
-          mtimes = java.util.Arrays.copyOf(mtimes, numSlots * 2)
-          fileRowsBySlot = java.util.Arrays.copyOf(fileRowsBySlot, numSlots * 2)
-          java.util.Arrays.fill(fileRowsBySlot, numSlots, numSlots * 2, -1L)
-        }
-        sizes(numSlots) = size
-        mtimes(numSlots) = mtime
-        keyChars += key.length
-        numSlots += 1
-        numSlots - 1
-      }
-      slotsByPath.put(path, s)
-      s
-    }
+    val s = if (path eq lastPath) lastSlot else slotOfKey(keyOf(path), size, mtime)
     lastPath = path
     lastSlot = s
     if (sizes(s) != size || mtimes(s) != mtime) {
@@ -193,6 +173,30 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
         "twice with different fingerprints")
     }
     s
+  }
+
+  /** A path's key: read off the string when it is plain (what the tables store), else parsed once per path. */
+  private def keyOf(path: String): String = {
+    val plain = FileKey.plainKey(path)
+    if (plain != null) plain else parsedKeys.computeIfAbsent(path, (p: String) => FileKey.listed(p))
+  }
+
+  /** The slot of a key, made with this fingerprint on first sight. */
+  private def slotOfKey(key: String, size: Long, mtime: Long): Int = {
+    val known = slotsByKey.get(key)
+    if (known != null) return known.intValue
+    slotsByKey.put(key, numSlots)
+    if (numSlots == sizes.length) {
+      sizes = java.util.Arrays.copyOf(sizes, numSlots * 2)
+      mtimes = java.util.Arrays.copyOf(mtimes, numSlots * 2)
+      fileRowsBySlot = java.util.Arrays.copyOf(fileRowsBySlot, numSlots * 2)
+      java.util.Arrays.fill(fileRowsBySlot, numSlots, numSlots * 2, -1L)
+    }
+    sizes(numSlots) = size
+    mtimes(numSlots) = mtime
+    keyChars += key.length
+    numSlots += 1
+    numSlots - 1
   }
 
   /** One intact file-table row, its filter at `blocksOffset` of side file `blocksFile` (none when `blocksCount` is 0). */

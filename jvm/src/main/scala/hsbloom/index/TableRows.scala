@@ -29,7 +29,7 @@ private[hsbloom] final class TableRows private (reader: ParquetFileReader, reque
   private val descriptors: Array[ColumnDescriptor] =
     columns.map(c => requested.getColumnDescription(Array(c.name))).toArray
   private val maxDefinitionLevels = descriptors.map(_.getMaxDefinitionLevel)
-  private val kinds = columns.map(_.kind).toArray
+  private val kinds: Array[Int] = columns.map(c => KindCodes(c.kind)).toArray
   private val createdBy = reader.getFooter.getFileMetaData.getCreatedBy
   private var pages: PageReadStore = null
   private var readers: Array[ColumnReader] = Array.empty
@@ -60,9 +60,9 @@ private[hsbloom] final class TableRows private (reader: ParquetFileReader, reque
         nulls = true
         binaries(i) = null
       } else kinds(i) match {
-        case Int64 => longs(i) = r.getLong
-        case Int32 => longs(i) = r.getInteger.toLong
-        case Utf8 => binaries(i) = r.getBinary
+        case 0 => longs(i) = r.getLong
+        case 1 => longs(i) = r.getInteger.toLong
+        case _ => binaries(i) = r.getBinary
       }
       r.consume()
       i += 1
@@ -95,9 +95,9 @@ private[hsbloom] final class TableRows private (reader: ParquetFileReader, reque
     var i = 0
     while (i < count) {
       kinds(i) match {
-        case Int64 => out.long(longs(i))
-        case Int32 => out.int(longs(i).toInt)
-        case Utf8 => out.bytes(binaries(i).toByteBuffer)
+        case 0 => out.long(longs(i))
+        case 1 => out.int(longs(i).toInt)
+        case _ => out.bytes(binaries(i).toByteBuffer)
       }
       i += 1
     }
@@ -116,6 +116,7 @@ private[hsbloom] object TableRows {
   /** A column to read, and how it is stored (a column stored otherwise makes the part unreadable). */
   final case class Column(name: String, kind: Kind)
 
+  private val KindCodes: Map[Kind, Int] = Map(Int64 -> 0, Int32 -> 1, Utf8 -> 2) // a switch per value, not a match
   private val Stored: Map[Kind, PrimitiveTypeName] =
     Map(Int64 -> PrimitiveTypeName.INT64, Int32 -> PrimitiveTypeName.INT32, Utf8 -> PrimitiveTypeName.BINARY)
 
