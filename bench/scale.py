@@ -20,7 +20,9 @@ index: its estimate and the heap it took.
 Synthetic: --synthetic sizes, a written file table and blocks/ side files of
 that many files and a listing made in the JVM (jvm/bench ScaleBench): load
 time (the first query) and the predicate over the slots (later queries), no
-Spark query. `--real 2000 --synthetic 100000` checks the script works in
+Spark query; `--profile-load` adds where the first query's time goes, phase
+by phase, the load as planning did it before beside the load it does now.
+`--real 2000 --synthetic 100000` checks the script works in
 a few minutes; the full run (10k and 100k real, 1M synthetic) takes an
 estimated 30 to 45 minutes on a quiet 2-core machine, most of it writing
 100,000 files the first time and indexing them at each run (every run creates
@@ -153,12 +155,20 @@ def synthetic(spark, bench, n: int, args) -> None:
     first_goal, later_goal = GOALS.get(n, (None, None))
     goal = lambda g: f" (goal <= {g:.0f} ms)" if g else ""  # noqa: E731
     print(f"\n{n:,} synthetic files (a written file table and blocks, a listing made in the JVM; no Spark "
-          f"query): load {fields['load_ms']} ms, first query {fields['first_query_ms']} ms{goal(first_goal)}; "
+          f"query): load {fields['load_ms']} ms (CPU {fields['load_cpu_ms']} ms), first query {fields['first_query_ms']} ms{goal(first_goal)}; "
           f"later '=' {fields['eq_ms']} ms{goal(later_goal)} ({fields['eq_kept']} kept; the last one's CPU "
           f"{fields['eq_cpu_ms']} ms); IN of {args.in_values} "
           f"{fields['in_ms']} ms ({fields['in_kept']} kept); '=' on a new listing {fields['new_listing_eq_ms']} ms; "
           f"index in the driver: estimate {int(fields['index_bytes_estimate']):,} bytes, heap "
           f"{int(fields['index_heap_bytes']):,} bytes", flush=True)
+    if args.profile_load:
+        split = dict(kv.split("=") for kv in bench.profileLoad(jar.java_session(spark), data_path, n, args.rounds).split())
+        phases = [k[: -len("_cpu_ms")] for k in split if k.endswith("_cpu_ms")]
+        print(f"  where the first query's time goes (least of {args.rounds} rounds; ms wall / ms CPU / ms first "
+              "round; row_* the record reader planning used before, column_* and load the one it uses now):")
+        for phase in phases:
+            print(f"    {phase:16s} {split[phase + '_ms']:>9s} {split[phase + '_cpu_ms']:>9s} "
+                  f"{split[phase + '_cold_ms']:>9s}", flush=True)
 
 
 def main() -> None:
@@ -167,6 +177,8 @@ def main() -> None:
     parser.add_argument("--synthetic", default="1000000", help="file counts of synthetic indexes ('' for none)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--in-values", type=int, default=1000)
+    parser.add_argument("--profile-load", action="store_true",
+                        help="also print, per synthetic size, where the first query's time goes (jvm/bench LoadProfile)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.real.split(",") if s]
     spark = session("hsbloom-bench-scale", bench_jar=True)

@@ -1,6 +1,5 @@
 package hsbloom.index
 
-import java.io.{ByteArrayOutputStream, DataOutputStream}
 import java.nio.charset.StandardCharsets
 
 import org.apache.spark.sql.catalyst.expressions.XXH64
@@ -66,15 +65,44 @@ object Checksums {
       numNulls: Long, blocksFile: String, blocksOffset: Long, blocksCount: Int, blocksPosition: Int, bitsetBytes: Int,
       filterChecksum: Long) {
     def checksum(directorySeed: Long): Long = {
-      val buffer = new ByteArrayOutputStream(128 + path.length * 3)
-      val out = new DataOutputStream(buffer)
-      def string(s: String): Unit = { val b = s.getBytes(StandardCharsets.UTF_8); out.writeInt(b.length); out.write(b) }
-      out.writeLong(fileId); string(path); out.writeLong(size); out.writeLong(mtime); string(column)
-      out.writeLong(numRows); out.writeLong(numNulls); string(blocksFile); out.writeLong(blocksOffset)
-      out.writeInt(blocksCount); out.writeInt(blocksPosition); out.writeInt(bitsetBytes); out.writeLong(filterChecksum)
-      out.flush()
-      xxh64(buffer.toByteArray, directorySeed)
+      val out = new RowBytes
+      def string(s: String): Unit = out.bytes(java.nio.ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8)))
+      out.long(fileId); string(path); out.long(size); out.long(mtime); string(column)
+      out.long(numRows); out.long(numNulls); string(blocksFile); out.long(blocksOffset)
+      out.int(blocksCount); out.int(blocksPosition); out.int(bitsetBytes); out.long(filterChecksum)
+      out.checksum(directorySeed)
     }
+  }
+
+  /**
+   * The bytes a file-table row's checksum covers, written into one buffer
+   * that a loader reuses for every row (`TableRows.checksum`), in the encoding
+   * row checksums have always had (`java.io.DataOutputStream`'s, which wrote
+   * them before): numbers big-endian, a string as its UTF-8 length (an int)
+   * then its UTF-8 bytes. Stored indexes depend on it: never change it.
+   */
+  final class RowBytes {
+    private var buffer = new Array[Byte](256)
+    private var length = 0
+
+    def clear(): Unit = length = 0
+    def long(v: Long): Unit = bigEndian(v, 8)
+    def int(v: Int): Unit = bigEndian(v.toLong, 4)
+    /** A string's UTF-8 bytes (the buffer's remaining bytes), after their length. */
+    def bytes(utf8: java.nio.ByteBuffer): Unit = {
+      val n = utf8.remaining
+      int(n); room(n); utf8.duplicate().get(buffer, length, n); length += n
+    }
+    def checksum(directorySeed: Long): Long = xxh64(buffer, 0, length, directorySeed)
+
+    private def bigEndian(v: Long, n: Int): Unit = {
+      room(n)
+      var i = 0
+      while (i < n) { buffer(length + i) = (v >>> (8 * (n - 1 - i))).toByte; i += 1 }
+      length += n
+    }
+    private def room(n: Int): Unit =
+      if (length + n > buffer.length) buffer = java.util.Arrays.copyOf(buffer, math.max(buffer.length * 2, length + n))
   }
 
   /** The checksum of a global filter chunk (its bytes and its place in the filter). */

@@ -132,21 +132,13 @@ object IndexData {
     }
   }
 
-  /** The columns planning reads (filters are read block by block, from `blocks/`). */
-  private[index] val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
-    "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
-    Checksums.FilterChecksum, Checksums.RowChecksum)
-
-  /** The checksummed fields of a file-table row (also the first columns of a zone-table row). */
+  /** The checksummed fields of a file-table row as a record reader reads it (`verify`). */
   private[index] def rowFields(row: Group): Checksums.RowFields =
     Checksums.RowFields(row.getLong("file_id", 0), row.getString("file_path", 0), row.getLong("file_size", 0),
       row.getLong("file_mtime", 0), row.getString("column", 0), row.getLong("num_rows", 0),
       row.getLong("num_nulls", 0), row.getString("blocks_file", 0), row.getLong("blocks_offset", 0),
       row.getInteger("blocks_count", 0), row.getInteger("blocks_position", 0), row.getInteger("bitset_bytes", 0),
       row.getLong(Checksums.FilterChecksum, 0))
-
-  /** `ProjectedColumns` as `part` stores them (a missing one fails here, naming it). */
-  private[index] def projection(part: Path, conf: Configuration) = IndexDataLoad.projection(part, conf)
 
   /**
    * Reads the small columns of `<part>/files` of each of `dataPaths` (the

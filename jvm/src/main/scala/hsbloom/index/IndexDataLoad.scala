@@ -1,32 +1,42 @@
 package hsbloom.index
 
 import scala.collection.mutable
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
-import org.apache.parquet.example.data.Group
-import org.apache.parquet.hadoop.{ParquetFileReader, ParquetReader}
-import org.apache.parquet.hadoop.api.ReadSupport
-import org.apache.parquet.hadoop.example.GroupReadSupport
-import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.schema.MessageType
 
 /**
  * Loading a version's file tables into `IndexData`'s slot arrays: reads only
- * the small columns, never the filters, so it costs the number of files, not
- * the filters' bytes (docs/design/scale.md).
+ * the small columns, never the filters, column by column, so it costs the
+ * number of files, not the filters' bytes, and little per file (the first
+ * query of a version waits for it: docs/design/scale.md).
  */
 object IndexDataLoad {
+  import TableRows.{Column, Int32, Int64, Utf8}
 
-  /** `IndexData.ProjectedColumns` as `part` stores them (a missing one fails here, naming it). */
-  def projection(part: Path, conf: Configuration): MessageType = {
-    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(part, conf))
-    val schema = try reader.getFooter.getFileMetaData.getSchema finally reader.close()
-    IndexData.ProjectedColumns.foreach { c =>
-      if (!schema.containsField(c)) {
-        throw new OlderLayoutException(s"index table file $part has no column '$c' (written by an older hsbloom: " +
+  /**
+   * The file table's columns planning reads: the fields of `Checksums.RowFields` in its order (the first
+   * `Checksummed`), then the row's checksum. Filters are read block by block, from `blocks/`.
+   */
+  private[hsbloom] val Columns: IndexedSeq[Column] = IndexedSeq(Column("file_id", Int64), Column("file_path", Utf8),
+    Column("file_size", Int64), Column("file_mtime", Int64), Column("column", Utf8), Column("num_rows", Int64),
+    Column("num_nulls", Int64), Column("blocks_file", Utf8), Column("blocks_offset", Int64),
+    Column("blocks_count", Int32), Column("blocks_position", Int32), Column("bitset_bytes", Int32),
+    Column(Checksums.FilterChecksum, Int64), Column(Checksums.RowChecksum, Int64))
+  private[hsbloom] val Checksummed = 13
+  // Where each field is in `Columns`.
+  final val FileId = 0; final val FilePath = 1; final val FileSize = 2; final val FileMtime = 3
+  final val ColumnName = 4; final val NumRows = 5; final val NumNulls = 6; final val BlocksFile = 7
+  final val BlocksOffset = 8; final val BlocksCount = 9; final val BlocksPosition = 10; final val BitsetBytes = 11
+  final val FilterChecksumAt = 12; final val RowChecksumAt = 13
+
+  /** Refuses a file-table part an older hsbloom wrote (not damage: a full refresh rebuilds it), naming the fix. */
+  private[index] def checkLayout(part: Path)(schema: MessageType): Unit = {
+    Columns.foreach { c =>
+      if (!schema.containsField(c.name)) {
+        throw new OlderLayoutException(s"index table file $part has no column '${c.name}' (written by an older hsbloom: " +
           "refresh the index with mode='full')")
       }
     }
@@ -35,29 +45,46 @@ object IndexDataLoad {
       throw new OlderLayoutException(s"index table file $part holds whole filters (written by an older hsbloom, " +
         s"data layout before ${Layout.DataLayout}): refresh the index with mode='full'")
     }
-    new MessageType(schema.getName,
-      IndexData.ProjectedColumns.map(c => schema.getType(schema.getFieldIndex(c))).asJava)
   }
+
+  /**
+   * Whether the current row of `rows` (read with `Columns` first) passes its checksum: over its stored
+   * bytes, as the writer checksummed the strings' UTF-8 bytes; or, should those bytes not be UTF-8 as Java
+   * writes it, over the strings decoded and encoded again (what a row reader did before; the same for
+   * any row an hsbloom wrote). A row with a null fails.
+   */
+  private[hsbloom] def intact(rows: TableRows, out: Checksums.RowBytes, seed: Long): Boolean = !rows.hasNull && {
+    val stored = rows.long(RowChecksumAt)
+    rows.checksum(Checksummed, out, seed) == stored || fields(rows).checksum(seed) == stored
+  }
+
+  /** The checksummed fields of the current row of `rows` (read with `Columns` first). */
+  private[index] def fields(rows: TableRows): Checksums.RowFields = Checksums.RowFields(rows.long(FileId),
+    rows.string(FilePath), rows.long(FileSize), rows.long(FileMtime), rows.string(ColumnName), rows.long(NumRows),
+    rows.long(NumNulls), rows.string(BlocksFile), rows.long(BlocksOffset), rows.int(BlocksCount),
+    rows.int(BlocksPosition), rows.int(BitsetBytes), rows.long(FilterChecksumAt))
 
   /**
    * Reads the small columns of `<part>/files` of each of `dataPaths` (the
    * version's data directories, oldest first) through the Hadoop FileSystem
-   * with parquet-java, on the driver (no Spark job inside query planning),
-   * leaving out the rows of `droppedFileIds` (files an incremental refresh
-   * dropped after that part was written). Throws when a table is missing or
-   * unreadable (or was written without block addresses or checksums), or when
-   * two rows disagree on a file's fingerprint; a filter that did not parse
-   * when the version was written has no blocks, and its file is always read.
-   * A row that fails its checksum is left out (its file is then read, as any
-   * file the index does not hold) and reported to `IndexDamage`.
+   * with parquet-java's column readers (`TableRows`), on the driver (no Spark
+   * job inside query planning), leaving out the rows of `droppedFileIds`
+   * (files an incremental refresh dropped after that part was written).
+   * Throws when a table is missing or was written by an older layout; a
+   * filter that did not parse when the version was written has no blocks,
+   * and its file is always read. A row that fails its checksum is left out
+   * (its file is then read, as any file the index does not hold), and so is
+   * the rest of a part that cannot be read or that gives a file two
+   * fingerprints; both are reported to `IndexDamage`.
    */
   def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, maxCachedBlockBytes: Long): IndexData = {
     val slots = new SlotsBuilder(dataPaths, new FilterBlocks.Reader(conf, maxCachedBlockBytes))
-    var damaged = 0
+    val out = new Checksums.RowBytes
     dataPaths.foreach { dataPath =>
       val seed = Checksums.directorySeed(dataPath)
       val table = new Path(IndexTables.filesPath(dataPath))
       val blocksDir = new Path(IndexTables.blocksPath(dataPath))
+      val blocksFiles = new java.util.HashMap[String, Path]() // one Path per side file, not per row
       val fs = table.getFileSystem(conf)
       val listed = try fs.listStatus(table) catch {
         case e: java.io.FileNotFoundException =>
@@ -66,30 +93,28 @@ object IndexDataLoad {
       }
       val parts = listed.filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
         !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
-      // Every part is written by IndexTables (writeFileTable, writeStoredFileTable: one stored schema), so one footer
-      // gives the projection for all.
-      val readConf = new Configuration(conf)
-      var projected = false
+      // Every part is written by IndexTables (writeFileTable, writeStoredFileTable: one stored schema), so the
+      // first part readable tells the layout of all.
+      var checked = false
       parts.foreach { part => try {
-        if (!projected) {
-          readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(part, conf).toString)
-          projected = true
-        }
-        val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
+        val layout: MessageType => Unit = if (checked) { (_: MessageType) => () } else checkLayout(part)
+        val rows = TableRows.open(part, conf, Columns, layout)
+        checked = true
+        var damaged = 0
         try {
-          var row: Group = rows.read()
-          while (row != null) {
-            val fields = IndexData.rowFields(row)
-            val intact = fields.checksum(seed) == row.getLong(Checksums.RowChecksum, 0)
-            if (!intact) damaged += 1
-            if (intact && !droppedFileIds.contains(fields.fileId)) slots.add(fields, blocksDir)
-            row = rows.read()
+          while (rows.next()) {
+            if (!intact(rows, out, seed)) damaged += 1
+            else if (droppedFileIds.isEmpty || !droppedFileIds.contains(rows.long(FileId))) {
+              val count = rows.int(BlocksCount)
+              val blocks = if (count == 0) null else blocksFiles.computeIfAbsent(rows.string(BlocksFile),
+                (name: String) => new Path(blocksDir, name))
+              slots.add(rows.string(FilePath), rows.long(FileSize), rows.long(FileMtime), rows.string(ColumnName),
+                rows.long(NumRows), rows.long(NumNulls), blocks, rows.long(BlocksOffset), count,
+                rows.int(BlocksPosition), rows.int(BitsetBytes))
+            }
           }
         } finally rows.close()
-        if (damaged > 0) {
-          IndexDamage.record(part, s"$damaged rows of the file table fail their checksums")
-          damaged = 0
-        }
+        if (damaged > 0) IndexDamage.record(part, s"$damaged rows of the file table fail their checksums")
       } catch {
         case e: OlderLayoutException => throw e
         // Not readable as a file table: none of its rows is used (their files are read).
@@ -114,10 +139,12 @@ object IndexDataLoad {
  */
 private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: FilterBlocks.Reader) {
   private val slotsByKey = new java.util.HashMap[String, Integer]()
-  private val slotsByPath = new java.util.HashMap[String, Integer]()
+  private val parsedKeys = new java.util.HashMap[String, String]() // of paths that are not plain
   private var sizes = new Array[Long](1024)
   private var mtimes = new Array[Long](1024)
   private var numSlots = 0
+  private var lastPath: String = null
+  private var lastSlot = -1
   private var keyChars = 0L
   private val groups = mutable.LinkedHashMap[(Path, Long), FilterBlocks.Group]()
   private var corrupt = 0
@@ -138,27 +165,10 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
 
   /** The slot of a file as the table names it, made on first sight; its fingerprint must agree. */
   def slot(path: String, size: Long, mtime: Long): Int = {
-    val known = slotsByPath.get(path)
-    val s: Int = if (known != null) known else {
-      val key = FileKey.listed(path) // one parse per file, not per column
-      val byKey = slotsByKey.get(key)
-      val s: Int = if (byKey != null) byKey else {
-        slotsByKey.put(key, numSlots)
-        if (numSlots == sizes.length) {
-          sizes = java.util.Arrays.copyOf(sizes, numSlots * 2)
-          mtimes = java.util.Arrays.copyOf(mtimes, numSlots * 2)
-          fileRowsBySlot = java.util.Arrays.copyOf(fileRowsBySlot, numSlots * 2)
-          java.util.Arrays.fill(fileRowsBySlot, numSlots, numSlots * 2, -1L)
-        }
-        sizes(numSlots) = size
-        mtimes(numSlots) = mtime
-        keyChars += key.length
-        numSlots += 1
-        numSlots - 1
-      }
-      slotsByPath.put(path, s)
-      s
-    }
+    // The rows of a file's columns usually follow each other (and share one string: `TableRows.string`).
+    val s = if (path eq lastPath) lastSlot else slotOfKey(keyOf(path), size, mtime)
+    lastPath = path
+    lastSlot = s
     if (sizes(s) != size || mtimes(s) != mtime) {
       throw new IllegalStateException(s"index tables of ${dataPaths.mkString(", ")} list $path " +
         "twice with different fingerprints")
@@ -166,11 +176,36 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
     s
   }
 
-  /** One intact file-table row, its filter in `blocksDir`. */
-  def add(f: Checksums.RowFields, blocksDir: Path): Unit = {
-    val g = if (f.blocksCount == 0) { corrupt += 1; -1 }
-      else group(new Path(blocksDir, f.blocksFile), f.blocksOffset, f.blocksCount, f.bitsetBytes).id
-    add(slot(f.path, f.size, f.mtime), f.column, f.numRows, f.numNulls, g, f.blocksPosition)
+  /** A path's key: read off the string when it is plain (what the tables store), else parsed once per path. */
+  private def keyOf(path: String): String = {
+    val plain = FileKey.plainKey(path)
+    if (plain != null) plain else parsedKeys.computeIfAbsent(path, (p: String) => FileKey.listed(p))
+  }
+
+  /** The slot of a key, made with this fingerprint on first sight. */
+  private def slotOfKey(key: String, size: Long, mtime: Long): Int = {
+    val known = slotsByKey.get(key)
+    if (known != null) return known.intValue
+    slotsByKey.put(key, numSlots)
+    if (numSlots == sizes.length) {
+      sizes = java.util.Arrays.copyOf(sizes, numSlots * 2)
+      mtimes = java.util.Arrays.copyOf(mtimes, numSlots * 2)
+      fileRowsBySlot = java.util.Arrays.copyOf(fileRowsBySlot, numSlots * 2)
+      java.util.Arrays.fill(fileRowsBySlot, numSlots, numSlots * 2, -1L)
+    }
+    sizes(numSlots) = size
+    mtimes(numSlots) = mtime
+    keyChars += key.length
+    numSlots += 1
+    numSlots - 1
+  }
+
+  /** One intact file-table row, its filter at `blocksOffset` of side file `blocksFile` (none when `blocksCount` is 0). */
+  def add(path: String, size: Long, mtime: Long, column: String, numRows: Long, numNulls: Long, blocksFile: Path,
+      blocksOffset: Long, blocksCount: Int, blocksPosition: Int, bitsetBytes: Int): Unit = {
+    val g = if (blocksCount == 0) { corrupt += 1; -1 }
+      else group(blocksFile, blocksOffset, blocksCount, bitsetBytes).id
+    add(slot(path, size, mtime), column, numRows, numNulls, g, blocksPosition)
   }
 
   def add(slot: Int, column: String, numRows: Long, numNulls: Long, groupId: Int, position: Int): Unit = {

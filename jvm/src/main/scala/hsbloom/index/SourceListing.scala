@@ -7,10 +7,6 @@ import scala.util.control.NonFatal
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
-import org.apache.parquet.example.data.Group
-import org.apache.parquet.hadoop.ParquetReader
-import org.apache.parquet.hadoop.api.ReadSupport
-import org.apache.parquet.hadoop.example.GroupReadSupport
 import org.apache.spark.sql.SparkSession
 
 /**
@@ -20,8 +16,8 @@ import org.apache.spark.sql.SparkSession
  * docs/design/build.md), so the log entry does not list the files: it keeps
  * only their number (`summary.num_files`), and an incremental refresh adds a
  * data directory with rows for the appended files only (docs/design/log.md).
- * Read like planning reads the tables: parquet-java with column projection,
- * on the driver, every row checked against its checksum.
+ * Read like planning reads the tables (`TableRows`: parquet-java's column
+ * readers), on the driver, every row checked against its checksum.
  */
 object SourceListing {
   private val mapper = new ObjectMapper()
@@ -53,6 +49,7 @@ object SourceListing {
   /** The files `read` returns, and how many rows or parts could not be used. */
   def held(dataPaths: Seq[String], dropped: Set[Long], conf: Configuration): (Seq[HeldFile], Int) = {
     val files = mutable.HashMap[Long, HeldFile]()
+    val out = new Checksums.RowBytes
     var damaged = 0
     dataPaths.foreach { dataPath =>
       val seed = Checksums.directorySeed(dataPath)
@@ -68,22 +65,18 @@ object SourceListing {
       parts.foreach { part =>
         var bad = 0
         try {
-          val readConf = new Configuration(conf)
-          readConf.set(ReadSupport.PARQUET_READ_SCHEMA, IndexData.projection(part, conf).toString)
-          val rows = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
+          val rows = TableRows.open(part, conf, IndexDataLoad.Columns, IndexDataLoad.checkLayout(part))
           try {
-            var row: Group = rows.read()
-            while (row != null) {
-              val f = IndexData.rowFields(row)
-              if (f.checksum(seed) != row.getLong(Checksums.RowChecksum, 0)) bad += 1
-              else if (!dropped.contains(f.fileId)) {
-                val file = HeldFile(f.fileId, f.path, f.size, f.mtime)
-                if (files.getOrElseUpdate(f.fileId, file) != file) {
-                  throw new IllegalStateException(s"file id ${f.fileId} names two files (${files(f.fileId).path} " +
-                    s"and ${f.path})")
+            while (rows.next()) {
+              if (!IndexDataLoad.intact(rows, out, seed)) bad += 1
+              else if (!dropped.contains(rows.long(IndexDataLoad.FileId))) {
+                val file = HeldFile(rows.long(IndexDataLoad.FileId), rows.string(IndexDataLoad.FilePath),
+                  rows.long(IndexDataLoad.FileSize), rows.long(IndexDataLoad.FileMtime))
+                val held = files.getOrElseUpdate(file.id, file)
+                if (held != file) {
+                  throw new IllegalStateException(s"file id ${file.id} names two files (${held.path} and ${file.path})")
                 }
               }
-              row = rows.read()
             }
           } finally rows.close()
         } catch {

@@ -1,17 +1,10 @@
 package hsbloom.index
 
 import scala.collection.mutable
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
-import org.apache.parquet.example.data.Group
-import org.apache.parquet.hadoop.{ParquetFileReader, ParquetReader}
-import org.apache.parquet.hadoop.api.ReadSupport
-import org.apache.parquet.hadoop.example.GroupReadSupport
-import org.apache.parquet.hadoop.util.HadoopInputFile
-import org.apache.parquet.schema.MessageType
 import org.apache.spark.sql.{DataFrame, Encoders, Row}
 import org.apache.spark.sql.catalyst.expressions.XXH64
 import org.apache.spark.sql.types._
@@ -86,9 +79,13 @@ object ZoneTable {
   /** A file's zones, every row group of it, in file order. */
   final case class FileZones(size: Long, mtime: Long, zones: IndexedSeq[Zone])
 
-  private val ProjectedColumns = Seq("file_id", "file_path", "file_size", "file_mtime", "column", "num_rows",
-    "num_nulls", "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
-    Checksums.FilterChecksum, Checksums.RowChecksum, "row_group", "row_groups", "zone_start", "zone_length", ZoneChecksum)
+  /** The columns planning reads: the file table's (`IndexDataLoad.Columns`), then the zone's and its checksum. */
+  private val StoredColumns: IndexedSeq[TableRows.Column] = IndexDataLoad.Columns ++ IndexedSeq(
+    TableRows.Column("row_group", TableRows.Int32), TableRows.Column("row_groups", TableRows.Int32),
+    TableRows.Column("zone_start", TableRows.Int64), TableRows.Column("zone_length", TableRows.Int64),
+    TableRows.Column(ZoneChecksum, TableRows.Int64))
+  private final val RowGroup = 14; private final val RowGroups = 15; private final val Start = 16
+  private final val Length = 17; private final val ZoneChecksumAt = 18
 
   private final case class ZoneRow(size: Long, mtime: Long, column: String, rowGroup: Int, rowGroups: Int,
       start: Long, length: Long, entry: IndexData.ColumnEntry)
@@ -102,8 +99,13 @@ object ZoneTable {
    */
   def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, reader: FilterBlocks.Reader,
       group: (Path, Long, Int, Int) => FilterBlocks.Group, fileRows: String => Option[Long]): Map[String, FileZones] = {
+    import IndexDataLoad.{BitsetBytes, BlocksCount, BlocksFile, BlocksOffset, BlocksPosition, ColumnName, FileId,
+      FileMtime, FilePath, FileSize, NumNulls, NumRows, RowChecksumAt}
     val rows = mutable.HashMap[String, mutable.ArrayBuffer[ZoneRow]]()
     val unusable = mutable.HashSet[String]()
+    val out = new Checksums.RowBytes
+    var lastPath: String = null
+    var lastKey: String = null
     dataPaths.foreach { dataPath =>
       val table = new Path(path(dataPath))
       val fs = table.getFileSystem(conf)
@@ -112,30 +114,30 @@ object ZoneTable {
       val parts = if (!fs.exists(table)) Array.empty[Path] else fs.listStatus(table)
         .filter(s => s.isFile && !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith("."))
         .map(_.getPath).sortBy(_.getName)
+      val blocksFiles = new java.util.HashMap[String, Path]() // one Path per side file, not per row
       parts.foreach { part => try {
-        val readConf = new Configuration(conf)
-        readConf.set(ReadSupport.PARQUET_READ_SCHEMA, projection(part, conf).toString)
-        val in = ParquetReader.builder(new GroupReadSupport(), part).withConf(readConf).build()
+        val in = TableRows.open(part, conf, StoredColumns)
         var damaged = 0
         try {
-          var row: Group = in.read()
-          while (row != null) {
-            val fields = IndexData.rowFields(row)
-            val (rowGroup, rowGroups) = (row.getInteger("row_group", 0), row.getInteger("row_groups", 0))
-            val (start, length) = (row.getLong("zone_start", 0), row.getLong("zone_length", 0))
-            val key = FileKey.listed(fields.path)
-            val rowChecksum = row.getLong(Checksums.RowChecksum, 0)
-            val intact = fields.checksum(seed) == rowChecksum &&
-              checksum(rowChecksum, rowGroup, rowGroups, start, length, seed) == row.getLong(ZoneChecksum, 0)
+          while (in.next()) {
+            // No hsbloom writer writes a null: the part is not a zone table (as a row reader found it).
+            if (in.hasNull) throw new IllegalStateException("a row has a null field")
+            val filePath = in.string(FilePath) // the same string for a file's rows that follow each other
+            if (filePath ne lastPath) { lastKey = FileKey.listed(filePath); lastPath = filePath }
+            val key = lastKey
+            val (rowGroup, rowGroups, start, length) = (in.int(RowGroup), in.int(RowGroups), in.long(Start), in.long(Length))
+            val intact = IndexDataLoad.intact(in, out, seed) &&
+              checksum(in.long(RowChecksumAt), rowGroup, rowGroups, start, length, seed) == in.long(ZoneChecksumAt)
             if (!intact) { damaged += 1; unusable += key }
-            else if (!droppedFileIds.contains(fields.fileId)) {
-              val member = if (fields.blocksCount == 0) None else Some(FilterBlocks.Member(
-                group(new Path(blocksDir, fields.blocksFile), fields.blocksOffset, fields.blocksCount, fields.bitsetBytes),
-                fields.blocksPosition))
-              rows.getOrElseUpdate(key, mutable.ArrayBuffer()) += ZoneRow(fields.size, fields.mtime, fields.column,
-                rowGroup, rowGroups, start, length, IndexData.ColumnEntry(fields.numRows, fields.numNulls, member, reader))
+            else if (droppedFileIds.isEmpty || !droppedFileIds.contains(in.long(FileId))) {
+              val count = in.int(BlocksCount)
+              val member = if (count == 0) None else Some(FilterBlocks.Member(group(blocksFiles.computeIfAbsent(
+                in.string(BlocksFile), (name: String) => new Path(blocksDir, name)), in.long(BlocksOffset), count,
+                in.int(BitsetBytes)), in.int(BlocksPosition)))
+              rows.getOrElseUpdate(key, mutable.ArrayBuffer()) += ZoneRow(in.long(FileSize), in.long(FileMtime),
+                in.string(ColumnName), rowGroup, rowGroups, start, length,
+                IndexData.ColumnEntry(in.long(NumRows), in.long(NumNulls), member, reader))
             }
-            row = in.read()
           }
         } finally in.close()
         if (damaged > 0) IndexDamage.record(part, s"$damaged rows of the zone table fail their checksums")
@@ -164,11 +166,5 @@ object ZoneTable {
       Zone(g, rs.head.start, rs.head.length, rs.head.entry.numRows, rs.map(r => r.column -> r.entry).toMap)
     }
     if (fileRows.contains(zones.map(_.numRows).sum)) Some(FileZones(first.size, first.mtime, zones)) else None
-  }
-
-  private def projection(part: Path, conf: Configuration): MessageType = {
-    val reader = ParquetFileReader.open(HadoopInputFile.fromPath(part, conf))
-    val schema = try reader.getFooter.getFileMetaData.getSchema finally reader.close()
-    new MessageType(schema.getName, ProjectedColumns.map(c => schema.getType(schema.getFieldIndex(c))).asJava)
   }
 }

@@ -63,16 +63,18 @@ object ScaleBench {
     val runtime = Runtime.getRuntime
     System.gc()
     val heapBefore = runtime.totalMemory - runtime.freeMemory
+    val threads = java.lang.management.ManagementFactory.getThreadMXBean
+    val loadCpu = threads.getCurrentThreadCpuTime
     var t = System.nanoTime()
     val data = IndexData.load(Seq(dataPath), Set.empty, conf, 256L << 20)
     val loadMs = (System.nanoTime() - t) / 1e6
+    val loadCpuMs = (threads.getCurrentThreadCpuTime - loadCpu) / 1e6 // a JVM that has not loaded a version yet
     System.gc()
     val heapIndex = runtime.totalMemory - runtime.freeMemory - heapBefore
     val listing = synthetic(files)
     t = System.nanoTime()
     val firstKept = query(data, listing, Array(valueHash(files / 2, 0)))
     val firstMs = (System.nanoTime() - t) / 1e6
-    val threads = java.lang.management.ManagementFactory.getThreadMXBean
     var eqCpuMs = 0.0
     def timed(hashes: Array[Long], fresh: Boolean): (Double, Int) = {
       val times = (0 until rounds).map { _ =>
@@ -91,11 +93,16 @@ object ScaleBench {
     val eqCpu = eqCpuMs
     val (inMs, inKept) = timed(in, fresh = false)
     val (freshMs, _) = timed(eq, fresh = true)
-    Seq("files" -> files, "load_ms" -> f"$loadMs%.1f", "first_query_ms" -> f"${loadMs + firstMs}%.1f",
+    Seq("files" -> files, "load_ms" -> f"$loadMs%.1f", "load_cpu_ms" -> f"$loadCpuMs%.1f",
+      "first_query_ms" -> f"${loadMs + firstMs}%.1f",
       "first_kept" -> firstKept, "eq_ms" -> f"$eqMs%.2f", "eq_cpu_ms" -> f"$eqCpu%.2f", "eq_kept" -> eqKept, "in_ms" -> f"$inMs%.2f",
       "in_kept" -> inKept, "new_listing_eq_ms" -> f"$freshMs%.2f", "index_bytes_estimate" -> data.bytes,
       "index_heap_bytes" -> heapIndex).map { case (k, v) => s"$k=$v" }.mkString(" ")
   }
+
+  /** Where the first query's time goes at `dataPath` (`LoadProfile`): `name=value` fields. */
+  def profileLoad(spark: SparkSession, dataPath: String, files: Int, rounds: Int): String =
+    LoadProfile.run(spark, dataPath, files, rounds)
 
   /** The loaded index of these data paths (comma-separated) in the driver: "estimate N bytes, heap M bytes". */
   def memory(spark: SparkSession, dataPaths: String): String = {
@@ -136,6 +143,6 @@ object ScaleBench {
       .getOrElse(f"$sparkMs%.2f -1 -1 -1")
   }
 
-  private def synthetic(files: Int): Seq[PartitionDirectory] = Seq(PartitionDirectory(InternalRow.empty,
+  private[bench] def synthetic(files: Int): Seq[PartitionDirectory] = Seq(PartitionDirectory(InternalRow.empty,
     (0 until files).map(f => FileStatusWithMetadata(new FileStatus(1000L + f, false, 1, 1L, 7L, new Path(path(f)))))))
 }
