@@ -109,6 +109,11 @@ def real(spark, bench, n: int, args, refresh: bool) -> None:
     print(f"\n{n:,} real files ({ROWS_PER_FILE} rows each): data {bytes_under(path):,} bytes, index "
           f"{bytes_under(index_dir):,} bytes on storage (hs.index: {info.index_bytes or 0:,}), "
           f"latest log entry {logs[-1].stat().st_size if logs else 0:,} bytes; create_index {create_s:.1f} s", flush=True)
+    filters = sum(c.file_filter_bytes + c.global_filter_bytes for c in info.columns)
+    stored = bytes_under(index_dir)
+    print(f"  filter bytes {filters:,} (file and global filters); index / filters {stored / filters:.2f}x; "
+          f"the rest {(stored - filters) / n:.0f} bytes a file (its file-table row, blocks' checksums, the log)",
+          flush=True)
     base = spark.read.parquet(str(path))
     base.count()  # Spark's own listing, done once, as for a table a session keeps
     rng = random.Random(n)
