@@ -40,13 +40,16 @@ object IndexTables {
   /** The global table's directory inside a version's data directory. */
   def globalPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, Layout.GlobalTable).toString
 
+  /** `writeFileTable` without stored rows (an overload, not a default: Py4J callers see no defaults). */
+  def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit = writeFileTable(rows, dataPath, mode, None)
+
   /**
    * Writes rows of `FileTableSchema` (in that column order) into the version at
    * `dataPath`; `mode` is "errorifexists" for the first write, "append" after.
    * `stored`: rows already stored (`storeFileRows`: the files adopted from their
    * own filters, docs/design/adoption.md) written in the same write.
    */
-  def writeFileTable(rows: DataFrame, dataPath: String, mode: String, stored: Option[DataFrame] = None): Unit = {
+  def writeFileTable(rows: DataFrame, dataPath: String, mode: String, stored: Option[DataFrame]): Unit = {
     val spark = rows.sparkSession
     val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
     val source = if (rows.columns.contains(FilterSource)) rows.col(FilterSource) else lit(HashedFilter)
