@@ -160,7 +160,8 @@ def synthetic(spark, bench, n: int, args) -> None:
     first_goal, later_goal = GOALS.get(n, (None, None))
     goal = lambda g: f" (goal <= {g:.0f} ms)" if g else ""  # noqa: E731
     print(f"\n{n:,} synthetic files (a written file table and blocks, a listing made in the JVM; no Spark "
-          f"query): load {fields['load_ms']} ms (CPU {fields['load_cpu_ms']} ms), first query {fields['first_query_ms']} ms{goal(first_goal)}; "
+          f"query){' in a JVM that never loaded an index (code not compiled yet)' if fields['cold'] == 'true' else ''}: "
+          f"load {fields['load_ms']} ms (CPU of the process {fields['load_cpu_ms']} ms), first query {fields['first_query_ms']} ms{goal(first_goal)}; "
           f"later '=' {fields['eq_ms']} ms{goal(later_goal)} ({fields['eq_kept']} kept; the last one's CPU "
           f"{fields['eq_cpu_ms']} ms); IN of {args.in_values} "
           f"{fields['in_ms']} ms ({fields['in_kept']} kept); '=' on a new listing {fields['new_listing_eq_ms']} ms; "

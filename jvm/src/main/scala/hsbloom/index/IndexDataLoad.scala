@@ -70,6 +70,9 @@ object IndexDataLoad {
    * with parquet-java's column readers (`TableRows`), on the driver (no Spark
    * job inside query planning), leaving out the rows of `droppedFileIds`
    * (files an incremental refresh dropped after that part was written).
+   * Parts are read on `DriverPool` (they are independent until their rows become
+   * slots) and added to the slots in their order, so the result is the one a
+   * single thread gives.
    * Throws when a table is missing or was written by an older layout; a
    * filter that did not parse when the version was written has no blocks,
    * and its file is always read. A row that fails its checksum is left out
@@ -79,48 +82,16 @@ object IndexDataLoad {
    */
   def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, maxCachedBlockBytes: Long): IndexData = {
     val slots = new SlotsBuilder(dataPaths, new FilterBlocks.Reader(conf, maxCachedBlockBytes))
-    val out = new Checksums.RowBytes
-    dataPaths.foreach { dataPath =>
-      val seed = Checksums.directorySeed(dataPath)
-      val table = new Path(IndexTables.filesPath(dataPath))
-      val blocksDir = new Path(IndexTables.blocksPath(dataPath))
-      val blocksFiles = new java.util.HashMap[String, Path]() // one Path per side file, not per row
-      val fs = table.getFileSystem(conf)
-      val listed = try fs.listStatus(table) catch {
-        case e: java.io.FileNotFoundException =>
-          IndexDamage.record(new Path(dataPath), table, "the file table is missing")
-          throw e
+    val parts = dataPaths.flatMap(dataPath => partsOf(dataPath, conf).map(dataPath -> _))
+    // Read ahead on the pool; added here in order, each part as soon as it is read.
+    val reads = parts.map { case (dataPath, part) => DriverPool.submit(() => readPart(dataPath, part, droppedFileIds, conf)) }
+    try {
+      reads.zip(parts).foreach { case (read, (_, part)) =>
+        val rows = DriverPool.await(read)
+        slots.expect(rows.size * parts.size) // parts are of about one size
+        rows.addTo(slots, part)
       }
-      val parts = listed.filter(s => s.isFile && !s.getPath.getName.startsWith("_") &&
-        !s.getPath.getName.startsWith(".")).map(_.getPath).sortBy(_.getName)
-      // Every part is written by IndexTables (writeFileTable, writeStoredFileTable: one stored schema), so the
-      // first part readable tells the layout of all.
-      var checked = false
-      parts.foreach { part => try {
-        val layout: MessageType => Unit = if (checked) { (_: MessageType) => () } else checkLayout(part)
-        val rows = TableRows.open(part, conf, Columns, layout)
-        checked = true
-        var damaged = 0
-        try {
-          while (rows.next()) {
-            if (!intact(rows, out, seed)) damaged += 1
-            else if (droppedFileIds.isEmpty || !droppedFileIds.contains(rows.long(FileId))) {
-              val count = rows.int(BlocksCount)
-              val blocks = if (count == 0) null else blocksFiles.computeIfAbsent(rows.string(BlocksFile),
-                (name: String) => new Path(blocksDir, name))
-              slots.add(rows.string(FilePath), rows.long(FileSize), rows.long(FileMtime), rows.string(ColumnName),
-                rows.long(NumRows), rows.long(NumNulls), blocks, rows.long(BlocksOffset), count,
-                rows.int(BlocksPosition), rows.int(BitsetBytes))
-            }
-          }
-        } finally rows.close()
-        if (damaged > 0) IndexDamage.record(part, s"$damaged rows of the file table fail their checksums")
-      } catch {
-        case e: OlderLayoutException => throw e
-        // Not readable as a file table: none of its rows is used (their files are read).
-        case NonFatal(e) => IndexDamage.record(part, s"the file table part cannot be read ($e)")
-      }}
-    }
+    } finally reads.foreach(_.cancel(false))
     // Zones are optional: when they cannot be read, files are read whole (file-level pruning still applies).
     val zones = try ZoneTable.load(dataPaths, droppedFileIds, conf, slots.reader, slots.group, slots.fileRows) catch {
       case NonFatal(e) =>
@@ -128,6 +99,102 @@ object IndexDataLoad {
         Map.empty[String, ZoneTable.FileZones]
     }
     slots.result(zones)
+  }
+
+  /** The parts of the file table of `dataPath` in name order; throws (and reports) when the table is missing. */
+  private def partsOf(dataPath: String, conf: Configuration): Seq[Path] = {
+    val table = new Path(IndexTables.filesPath(dataPath))
+    val listed = try table.getFileSystem(conf).listStatus(table) catch {
+      case e: java.io.FileNotFoundException =>
+        IndexDamage.record(new Path(dataPath), table, "the file table is missing")
+        throw e
+    }
+    listed.filter(s => s.isFile && !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith("."))
+      .map(_.getPath).sortBy(_.getName).toSeq
+  }
+
+  /**
+   * The intact rows of one part, read up to its end or to a failure to read
+   * it (the rows before it are kept, as a single reader kept them). Throws
+   * only for a part of an older layout.
+   */
+  private def readPart(dataPath: String, part: Path, droppedFileIds: Set[Long], conf: Configuration): PartRows = {
+    val seed = Checksums.directorySeed(dataPath)
+    val blocksDir = new Path(IndexTables.blocksPath(dataPath))
+    val blocksFiles = new java.util.HashMap[String, Path]() // one Path per side file, not per row
+    val out = new Checksums.RowBytes
+    val read = new PartRows
+    var lastPath: String = null
+    var lastKey: String = null
+    try {
+      val rows = TableRows.open(part, conf, Columns, checkLayout(part))
+      try {
+        while (rows.next()) {
+          if (!intact(rows, out, seed)) read.damaged += 1
+          else if (droppedFileIds.isEmpty || !droppedFileIds.contains(rows.long(FileId))) {
+            val count = rows.int(BlocksCount)
+            val blocks = if (count == 0) null else blocksFiles.computeIfAbsent(rows.string(BlocksFile),
+              (name: String) => new Path(blocksDir, name))
+            val path = rows.string(FilePath)
+            // The rows of a file's columns follow each other and share one string (`TableRows.string`).
+            if (!(path eq lastPath)) { lastPath = path; lastKey = FileKey.listed(path) }
+            read.add(lastKey, rows.long(FileSize), rows.long(FileMtime), rows.string(ColumnName), rows.long(NumRows),
+              rows.long(NumNulls), blocks, rows.long(BlocksOffset), count, rows.int(BlocksPosition),
+              rows.int(BitsetBytes))
+          }
+        }
+      } finally rows.close()
+    } catch {
+      case e: OlderLayoutException => throw e
+      case NonFatal(e) => read.failure = e
+    }
+    read
+  }
+
+  /** A part's intact rows, as read on the pool, with a file's key in place of its path. */
+  private final class PartRows {
+    var damaged = 0
+    var failure: Throwable = null
+    private var n = 0
+    def size: Int = n
+    private var keys = new Array[String](1024)
+    private var columns = new Array[String](1024)
+    private var blocksFiles = new Array[Path](1024)
+    private var longs = new Array[Long](1024 * 5) // size, mtime, rows, nulls, blocks offset
+    private var ints = new Array[Int](1024 * 3) // blocks count, position, bitset bytes
+
+    def add(key: String, size: Long, mtime: Long, column: String, numRows: Long, numNulls: Long, blocksFile: Path,
+        blocksOffset: Long, blocksCount: Int, position: Int, bitsetBytes: Int): Unit = {
+      if (n == keys.length) {
+        keys = java.util.Arrays.copyOf(keys, n * 2); columns = java.util.Arrays.copyOf(columns, n * 2)
+        blocksFiles = java.util.Arrays.copyOf(blocksFiles, n * 2)
+        longs = java.util.Arrays.copyOf(longs, n * 10); ints = java.util.Arrays.copyOf(ints, n * 6)
+      }
+      keys(n) = key; columns(n) = column; blocksFiles(n) = blocksFile
+      longs(5 * n) = size; longs(5 * n + 1) = mtime; longs(5 * n + 2) = numRows; longs(5 * n + 3) = numNulls
+      longs(5 * n + 4) = blocksOffset
+      ints(3 * n) = blocksCount; ints(3 * n + 1) = position; ints(3 * n + 2) = bitsetBytes
+      n += 1
+    }
+
+    /**
+     * Adds the rows to `slots` in their order, and reports the part's damage: a failure to read it or a file
+     * with two fingerprints (the rows after it are left out), else the rows that failed their checksums.
+     */
+    def addTo(slots: SlotsBuilder, part: Path): Unit = {
+      var problem: Throwable = null
+      try {
+        var i = 0
+        while (i < n) {
+          slots.addKeyed(keys(i), longs(5 * i), longs(5 * i + 1), columns(i), longs(5 * i + 2), longs(5 * i + 3),
+            blocksFiles(i), longs(5 * i + 4), ints(3 * i), ints(3 * i + 1), ints(3 * i + 2))
+          i += 1
+        }
+      } catch { case NonFatal(e) => problem = e }
+      if (problem == null) problem = failure
+      if (problem != null) IndexDamage.record(part, s"the file table part cannot be read ($problem)")
+      else if (damaged > 0) IndexDamage.record(part, s"$damaged rows of the file table fail their checksums")
+    }
   }
 }
 
@@ -138,13 +205,15 @@ object IndexDataLoad {
  * benchmarks).
  */
 private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: FilterBlocks.Reader) {
-  private val slotsByKey = new java.util.HashMap[String, Integer]()
+  private var slotsByKey = new java.util.HashMap[String, Integer]()
   private val parsedKeys = new java.util.HashMap[String, String]() // of paths that are not plain
   private var sizes = new Array[Long](1024)
   private var mtimes = new Array[Long](1024)
   private var numSlots = 0
   private var lastPath: String = null
   private var lastSlot = -1
+  private var lastKey: String = null
+  private var lastKeySlot = -1
   private var keyChars = 0L
   private val groups = mutable.LinkedHashMap[(Path, Long), FilterBlocks.Group]()
   private var corrupt = 0
@@ -157,11 +226,28 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
     val position = mutable.ArrayBuilder.make[Int]
   }
   private val columns = mutable.LinkedHashMap[String, ColumnRows]()
+  private var lastColumnName: String = null
+  private var lastColumn: ColumnRows = null
   private var fileRowsBySlot = Array.fill(1024)(-1L)
 
   /** The group of filters at `offset` of side file `file` (one `Group`, one id, per group of the version). */
-  def group(file: Path, offset: Long, count: Int, bitsetBytes: Int): FilterBlocks.Group =
-    groups.getOrElseUpdate((file, offset), FilterBlocks.Group(groups.size, file, offset, count, bitsetBytes))
+  def group(file: Path, offset: Long, count: Int, bitsetBytes: Int): FilterBlocks.Group = {
+    // A group's rows follow each other: the map is looked up once per group, not per row.
+    if ((file ne lastGroupFile) || offset != lastGroup.offset) {
+      lastGroup = groups.getOrElseUpdate((file, offset), FilterBlocks.Group(groups.size, file, offset, count, bitsetBytes))
+      lastGroupFile = file
+    }
+    lastGroup
+  }
+  private var lastGroup: FilterBlocks.Group = null
+  private var lastGroupFile: Path = null
+
+  /** Makes room for about `files` slots at once (the key map grows once, not step by step). */
+  def expect(files: Int): Unit = if (numSlots == 0 && slotsByKey.isEmpty && files > 1024) {
+    slotsByKey = new java.util.HashMap[String, Integer]((files / 0.75).toInt + 1)
+    sizes = new Array[Long](files); mtimes = new Array[Long](files)
+    fileRowsBySlot = Array.fill(files)(-1L)
+  }
 
   /** The slot of a file as the table names it, made on first sight; its fingerprint must agree. */
   def slot(path: String, size: Long, mtime: Long): Int = {
@@ -174,6 +260,26 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
         "twice with different fingerprints")
     }
     s
+  }
+
+  /** The slot of a file by its key (`FileKey.listed` of its path), made on first sight; its fingerprint must agree. */
+  def slotOfKeyed(key: String, size: Long, mtime: Long): Int = {
+    val s = if (key eq lastKey) lastKeySlot else slotOfKey(key, size, mtime)
+    lastKey = key
+    lastKeySlot = s
+    if (sizes(s) != size || mtimes(s) != mtime) {
+      throw new IllegalStateException(s"index tables of ${dataPaths.mkString(", ")} list $key " +
+        "twice with different fingerprints")
+    }
+    s
+  }
+
+  /** One intact file-table row of the file with key `key` (`add`, the path's key already taken). */
+  def addKeyed(key: String, size: Long, mtime: Long, column: String, numRows: Long, numNulls: Long,
+      blocksFile: Path, blocksOffset: Long, blocksCount: Int, blocksPosition: Int, bitsetBytes: Int): Unit = {
+    val g = if (blocksCount == 0) { corrupt += 1; -1 }
+      else group(blocksFile, blocksOffset, blocksCount, bitsetBytes).id
+    add(slotOfKeyed(key, size, mtime), column, numRows, numNulls, g, blocksPosition)
   }
 
   /** A path's key: read off the string when it is plain (what the tables store), else parsed once per path. */
@@ -209,7 +315,11 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
   }
 
   def add(slot: Int, column: String, numRows: Long, numNulls: Long, groupId: Int, position: Int): Unit = {
-    val c = columns.getOrElseUpdate(column, new ColumnRows)
+    if (column ne lastColumnName) { // the rows of one column follow each other, and share its string
+      lastColumn = columns.getOrElseUpdate(column, new ColumnRows)
+      lastColumnName = column
+    }
+    val c = lastColumn
     c.slot += slot; c.numRows += numRows; c.numNulls += numNulls; c.group += groupId; c.position += position
     fileRowsBySlot(slot) = numRows
   }

@@ -105,7 +105,7 @@ object IndexTables {
     val withChecksums = rows.select(GlobalTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
       .map((r: Row) => Row.fromSeq(r.toSeq :+ Checksums.chunk(r.getAs[Array[Byte]](4), r.getString(0), r.getInt(1),
         r.getInt(2), r.getLong(3), seed)))(Encoders.row(StoredGlobalTableSchema))
-    write(withChecksums, mode, globalPath(dataPath))
+    writeFilters(withChecksums, mode, globalPath(dataPath))
   }
 
   /** The side files with the filters' blocks (`FilterBlocks`) inside a version's data directory. */
@@ -225,9 +225,21 @@ object IndexTables {
   }
 
   /**
-   * Filters are about half ones at random, which no codec or dictionary
-   * shrinks, so both are off rather than spending CPU on them.
+   * Writes a table of small columns (the file and zone tables: their filters
+   * are in `blocks/`) dictionary-encoded and zstd-compressed: a file's rows
+   * repeat its path, the column name, the side file's name and sizes, so a
+   * row takes about 27 bytes instead of 225, 16 of them its two checksums,
+   * and the index stays near the filter bytes it holds however small its
+   * filters (docs/design/scale.md).
    */
   private[index] def write(table: DataFrame, mode: String, path: String): Unit =
+    table.write.mode(mode).option("compression", "zstd").option("parquet.enable.dictionary", "true").parquet(path)
+
+  /**
+   * Writes a table of filter bytes (the global table): filters are about half
+   * ones at random, which no codec or dictionary shrinks, so both are off
+   * rather than spending CPU on them.
+   */
+  private def writeFilters(table: DataFrame, mode: String, path: String): Unit =
     table.write.mode(mode).option("compression", "uncompressed").option("parquet.enable.dictionary", "false").parquet(path)
 }

@@ -38,25 +38,27 @@ final class ListingSlots(data: IndexData) {
     val key = Key(statuses.length, if (statuses.isEmpty) 0 else System.identityHashCode(statuses(0)),
       if (statuses.isEmpty) 0 else System.identityHashCode(statuses(statuses.length - 1)))
     val known = remembered.synchronized(Option(remembered.get(key)))
-    val slots = known.filter(_.sameObjects(statuses)).map(_.slots).getOrElse {
-      val fresh = statuses.map(f => data.slotOf(f.getPath, f.getLen, f.getModificationTime))
+    // A remembered listing: each listed status is compared with the one seen before and with its slot's
+    // fingerprint in one pass (a status is read once: at 1,000,000 files, reading them is the cost).
+    known.flatMap(_.checked(statuses, data)).getOrElse {
+      // Each path spelled out and hashed: on the driver's cores for a large listing (the map is only read).
+      val (fresh, paths) = (new Array[Int](statuses.length), new Array[Path](statuses.length))
+      DriverPool.slices(statuses.length, ParallelFrom) { (from, until) =>
+        var i = from
+        while (i < until) {
+          val f = statuses(i)
+          paths(i) = f.getPath
+          fresh(i) = data.slotOf(paths(i), f.getLen, f.getModificationTime)
+          i += 1
+        }
+      }
       remembered.synchronized {
         rememberedFiles += fresh.length
-        Option(remembered.put(key, new Entry(statuses, statuses.map(_.getPath), fresh)))
+        Option(remembered.put(key, new Entry(statuses, paths, fresh)))
           .foreach(old => rememberedFiles -= old.slots.length)
       }
       fresh
     }
-    // The fingerprint is compared every time (longs in arrays: cheap), so a reused slot is never stale.
-    val checked = new Array[Int](slots.length)
-    var i = 0
-    while (i < slots.length) {
-      val s = slots(i)
-      val f = statuses(i)
-      checked(i) = if (s >= 0 && data.sameFingerprint(s, f.getLen, f.getModificationTime)) s else -1
-      i += 1
-    }
-    checked
   }
 
   /** Listings remembered now (for tests and the memory report). */
@@ -67,18 +69,34 @@ object ListingSlots {
   /** Listings remembered per index version: a few tables or partition selections over one version. */
   val Kept = 4
 
+  /** Listings of at least this many files have their paths looked up on several threads (`DriverPool`). */
+  val ParallelFrom = 50000
+
   private final case class Key(count: Int, first: Int, last: Int)
 
   private final class Entry(statuses: Array[FileStatus], paths: Array[Path], val slots: Array[Int]) {
-    /** Whether `listed` are the very objects (status and path) this entry was made from. */
-    def sameObjects(listed: Array[FileStatus]): Boolean = {
-      if (listed.length != statuses.length) return false
-      var i = 0
-      while (i < listed.length) {
-        if ((listed(i) ne statuses(i)) || (listed(i).getPath ne paths(i))) return false
-        i += 1
+    /**
+     * Per listed file its slot, when `listed` are the very objects (status and path) this entry was made
+     * from, each file's slot kept only while its size and modification time are its fingerprint's (so a
+     * reused slot is never stale); None when any listed object is another.
+     */
+    def checked(listed: Array[FileStatus], data: IndexData): Option[Array[Int]] = {
+      if (listed.length != statuses.length) return None
+      val out = new Array[Int](listed.length)
+      val same = new java.util.concurrent.atomic.AtomicBoolean(true)
+      DriverPool.slices(listed.length, ParallelFrom) { (from, until) =>
+        var i = from
+        while (i < until && same.get) {
+          val f = listed(i)
+          if ((f ne statuses(i)) || (f.getPath ne paths(i))) same.set(false)
+          else {
+            val s = slots(i)
+            out(i) = if (s >= 0 && data.sameFingerprint(s, f.getLen, f.getModificationTime)) s else -1
+          }
+          i += 1
+        }
       }
-      true
+      if (same.get) Some(out) else None
     }
   }
 }

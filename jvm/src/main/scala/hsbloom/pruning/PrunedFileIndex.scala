@@ -68,19 +68,24 @@ final class PrunedFileIndex(
       }
       val zonesOn = (session == null || HsbloomConf.ZonesEnabled.get(session)) && data.exists(_.hasZones)
       var (groupsBefore, groupsAfter) = (0, 0)
-      val firsts = listed.scanLeft(0)(_ + _.files.size) // each directory's first file in the listing order
-      val kept = listed.zip(firsts).map { case (dir, first) =>
-        dir.copy(files = dir.files.zipWithIndex.flatMap { case (f, j) =>
-          val i = first + j
-          val fileMayMatch = mayMatch(i)
-          // Of a kept file with zones, only the row groups that may match (none: the file is pruned too).
-          val zones = if (fileMayMatch && zonesOn) {
-            ZonePruning.select(predicate, relevant, versions.indices.map(k => (versions(k), data(k), slots(k)(i))))
-          } else None
-          zones.foreach { z => groupsBefore += z.rowGroups; groupsAfter += z.ranges.size }
-          if (!fileMayMatch) None
-          else zones.map(z => if (z.ranges.isEmpty) None else Some(ZonePruning.carry(f, z))).getOrElse(Some(f))
-        })
+      var i = 0 // the file's place in the listing order, directory after directory
+      val kept = listed.map { dir =>
+        val files = Vector.newBuilder[org.apache.spark.sql.execution.datasources.FileStatusWithMetadata]
+        dir.files.foreach { f =>
+          if (mayMatch(i)) {
+            // Of a kept file with zones, only the row groups that may match (none: the file is pruned too).
+            val zones = if (zonesOn) {
+              ZonePruning.select(predicate, relevant, versions.indices.map(k => (versions(k), data(k), slots(k)(i))))
+            } else None
+            zones.foreach { z => groupsBefore += z.rowGroups; groupsAfter += z.ranges.size }
+            zones match {
+              case Some(z) => if (z.ranges.nonEmpty) files += ZonePruning.carry(f, z)
+              case None => files += f
+            }
+          }
+          i += 1
+        }
+        dir.copy(files = files.result())
       }.filter(_.files.nonEmpty)
       val after = kept.map(_.files.size).sum
       val how = if (allAtOnce) "all indexed files at once" else "file by file: few of the indexed files listed"

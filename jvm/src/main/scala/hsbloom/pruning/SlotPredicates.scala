@@ -2,7 +2,7 @@ package hsbloom.pruning
 
 import java.util.BitSet
 
-import hsbloom.index.IndexData
+import hsbloom.index.{DriverPool, FilterBlocks, IndexData}
 import hsbloom.pruning.PredicateTranslation._
 import hsbloom.sbbf.Sbbf
 
@@ -72,34 +72,58 @@ object SlotPredicates {
   /**
    * The slots of `column` whose filter may hold one of `hashes` (and those
    * whose filter is unknown): per group and hash, one block row, read once,
-   * tested for each member not already known to match.
+   * tested for each member not already known to match. The members are cut
+   * into slices, one per core of the driver (`DriverPool`) when they are many,
+   * each slice marking its own bitset.
    */
   def probe(data: IndexData, column: IndexData.ColumnSlots, hashes: Array[Long]): BitSet = {
-    val may = column.unfiltered.clone().asInstanceOf[BitSet]
-    val masks = new Array[Int](8)
-    column.membersByGroup.foreach { case (group, positions, slots) =>
-      var left = slots.count(s => !may.get(s)) // members not yet known to match
-      var i = 0
-      while (i < hashes.length && left > 0) {
-        val h = hashes(i)
-        val b = Sbbf.blockIndex(h, group.numBlocks)
-        val stripe = data.reader.stripeOf(group, b)
-        var j = 0
-        while (j < 8) { masks(j) = 1 << ((h.toInt * Sbbf.Salts(j)) >>> 27); j += 1 }
-        val rowStart = group.inStripe(b, 0)
-        var m = 0
-        while (m < slots.length) {
-          val s = slots(m)
-          if (!may.get(s) && (stripe == null || inBlock(stripe, rowStart + positions(m) * 32, masks))) {
-            may.set(s)
-            left -= 1
-          }
-          m += 1
-        }
-        i += 1
+    val groups = column.membersByGroup
+    val starts = groups.scanLeft(0)(_ + _._3.length) // each group's first member in the members of all groups
+    val found = new java.util.concurrent.ConcurrentLinkedQueue[BitSet]()
+    DriverPool.slices(starts.last, ParallelFrom) { (from, until) =>
+      val may = new BitSet(column.present.length)
+      var g = 0
+      while (g < groups.length) {
+        val (a, b) = (math.max(from, starts(g)) - starts(g), math.min(until, starts(g + 1)) - starts(g))
+        if (a < b) probeMembers(data, groups(g), a, b, hashes, may)
+        g += 1
       }
+      found.add(may)
     }
+    val may = column.unfiltered.clone().asInstanceOf[BitSet]
+    found.forEach(may.or(_))
     may
+  }
+
+  /** Members of one column with at least this many filters are probed on several threads. */
+  val ParallelFrom = 100000
+
+  /** Sets in `may` the slots of members `from until until` of `group` whose filter may hold one of `hashes`. */
+  private def probeMembers(data: IndexData, group: (FilterBlocks.Group, Array[Int], Array[Int]), from: Int,
+      until: Int, hashes: Array[Long], may: BitSet): Unit = {
+    val (g, positions, slots) = group
+    val masks = new Array[Int](8)
+    // A group's members have filters: none is in `unfiltered` or in another group, so none is set yet.
+    var left = until - from // members not yet known to match
+    var i = 0
+    while (i < hashes.length && left > 0) {
+      val h = hashes(i)
+      val b = Sbbf.blockIndex(h, g.numBlocks)
+      val stripe = data.reader.stripeOf(g, b)
+      var j = 0
+      while (j < 8) { masks(j) = 1 << ((h.toInt * Sbbf.Salts(j)) >>> 27); j += 1 }
+      val rowStart = g.inStripe(b, 0)
+      var m = from
+      while (m < until) {
+        val s = slots(m)
+        if ((i == 0 || !may.get(s)) && (stripe == null || inBlock(stripe, rowStart + positions(m) * 32, masks))) {
+          may.set(s)
+          left -= 1
+        }
+        m += 1
+      }
+      i += 1
+    }
   }
 
   /** Whether the 32-byte block at `base` has every bit of `masks` (little-endian words). */

@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.datasources.{FileStatusWithMetadata, PartitionDirectory}
 import org.scalatest.funsuite.AnyFunSuite
 
-import hsbloom.index.{FilterBlocks, IndexData, IndexTables, SlotsBuilder}
+import hsbloom.index.{DriverPool, FilterBlocks, IndexData, IndexTables, SlotsBuilder}
 import hsbloom.pruning.PredicateTranslation._
 import hsbloom.sbbf.Sbbf
 
@@ -101,6 +101,15 @@ class SlotPredicatesSuite extends AnyFunSuite {
     val values = randomValues(0 until 90)
     val data = IndexedSeq(version("first", 0 until 60, values), version("second", 30 until 90, values))
     compare(data, Map("a" -> Seq(0 -> "a", 1 -> "a"), "b" -> Seq(1 -> "b")), 0 until 90, Set(35), values)
+  }
+
+  test("on several threads (every listing, reuse check and probe cut into slices), the answers are the same") {
+    val values = randomValues(0 until 150)
+    DriverPool.slicingAll {
+      val data = IndexedSeq(version("sliced-first", 0 until 110, values), version("sliced-second", 40 until 150, values))
+      compare(data, Map("a" -> Seq(0 -> "a", 1 -> "a"), "b" -> Seq(0 -> "b", 1 -> "b")), (0 until 150).reverse,
+        Set(4, 45, 120), values)
+    }
   }
 
   test("a listing is remembered per version, and a new listing object is looked up afresh") {
