@@ -111,9 +111,13 @@ def real(spark, bench, n: int, args, refresh: bool) -> None:
           f"latest log entry {logs[-1].stat().st_size if logs else 0:,} bytes; create_index {create_s:.1f} s", flush=True)
     filters = sum(c.file_filter_bytes + c.global_filter_bytes for c in info.columns)
     stored = bytes_under(index_dir)
-    print(f"  filter bytes {filters:,} (file and global filters); index / filters {stored / filters:.2f}x; "
-          f"the rest {(stored - filters) / n:.0f} bytes a file (its file-table row, blocks' checksums, the log)",
-          flush=True)
+    parts = {d: sum(bytes_under(v / d) for v in index_dir.glob("v__=*")) for d in ("blocks", "files", "global")}
+    bitsets = sum(pq.read_table(f, columns=["bitset_bytes"]).column(0).to_numpy().sum()
+                  for f in index_dir.glob("v__=*/files/*.parquet"))
+    print(f"  filter bytes {filters:,} (file and global filters as serialized, with their headers); index / filters {stored / filters:.2f}x; index / (file bitsets + global filter) "
+          f"{stored / (bitsets + sum(c.global_filter_bytes for c in info.columns)):.2f}x; on storage: blocks/ "
+          f"{parts['blocks']:,}, files/ {parts['files']:,} ({parts['files'] / n:.1f} a file), global/ "
+          f"{parts['global']:,}, log {bytes_under(index_dir / '_hsbloom_log'):,}", flush=True)
     base = spark.read.parquet(str(path))
     base.count()  # Spark's own listing, done once, as for a table a session keeps
     rng = random.Random(n)
@@ -160,7 +164,7 @@ def synthetic(spark, bench, n: int, args) -> None:
     first_goal, later_goal = GOALS.get(n, (None, None))
     goal = lambda g: f" (goal <= {g:.0f} ms)" if g else ""  # noqa: E731
     print(f"\n{n:,} synthetic files (a written file table and blocks, a listing made in the JVM; no Spark "
-          f"query){' in a JVM that never loaded an index (code not compiled yet)' if fields['cold'] == 'true' else ''}: "
+          f"query){' in a JVM that never loaded an index (code not compiled yet)' if fields['cold'] == 'true' and not args.real else ''}: "
           f"load {fields['load_ms']} ms (CPU of the process {fields['load_cpu_ms']} ms), first query {fields['first_query_ms']} ms{goal(first_goal)}; "
           f"later '=' {fields['eq_ms']} ms{goal(later_goal)} ({fields['eq_kept']} kept; the last one's CPU "
           f"{fields['eq_cpu_ms']} ms); IN of {args.in_values} "

@@ -11,8 +11,15 @@ import org.apache.hadoop.fs.Path
  * authority (empty when absent) and the decoded path.
  */
 object FileKey {
-  def of(uri: URI): String =
-    s"${Option(uri.getScheme).getOrElse("")}://${Option(uri.getAuthority).getOrElse("")}${uri.getPath}"
+  def of(uri: URI): String = { // once per listed file of a new listing: no Option, one builder
+    val (scheme, authority, path) = (uri.getScheme, uri.getAuthority, String.valueOf(uri.getPath)) // as "${null}" spells it
+    val key = new java.lang.StringBuilder(
+      (if (scheme == null) 0 else scheme.length) + 3 + (if (authority == null) 0 else authority.length) + path.length)
+    if (scheme != null) key.append(scheme)
+    key.append("://")
+    if (authority != null) key.append(authority)
+    key.append(path).toString
+  }
 
   /**
    * The key of a path as a file index lists it (a Hadoop path string). A

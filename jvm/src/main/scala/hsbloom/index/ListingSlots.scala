@@ -34,7 +34,9 @@ final class ListingSlots(data: IndexData) {
 
   /** Per listed file (in listing order, directory after directory) its slot, or -1 when the index does not hold it. */
   def slotsOf(listing: Seq[PartitionDirectory]): Array[Int] = {
-    val statuses = listing.iterator.flatMap(_.files.iterator.map(_.fileStatus)).toArray
+    val statuses = new Array[FileStatus](listing.map(_.files.size).sum)
+    var n = 0
+    listing.foreach(_.files.foreach { f => statuses(n) = f.fileStatus; n += 1 }) // no iterator per file
     val key = Key(statuses.length, if (statuses.isEmpty) 0 else System.identityHashCode(statuses(0)),
       if (statuses.isEmpty) 0 else System.identityHashCode(statuses(statuses.length - 1)))
     val known = remembered.synchronized(Option(remembered.get(key)))

@@ -58,9 +58,8 @@ object ScaleBench {
     val cold = !loaded // the JVM's first load: its code not compiled yet
     loaded = true
     val conf = spark.sessionState.newHadoopConf()
-    val runtime = Runtime.getRuntime
     System.gc()
-    val heapBefore = runtime.totalMemory - runtime.freeMemory
+    val heapBefore = usedHeap()
     val threads = java.lang.management.ManagementFactory.getThreadMXBean
     // The process's CPU: the load runs on the driver's pool (DriverPool), and GC and the JIT count too.
     val process = java.lang.management.ManagementFactory.getOperatingSystemMXBean
@@ -71,7 +70,7 @@ object ScaleBench {
     val loadMs = (System.nanoTime() - t) / 1e6
     val loadCpuMs = (process.getProcessCpuTime - loadCpu) / 1e6
     System.gc()
-    val heapIndex = runtime.totalMemory - runtime.freeMemory - heapBefore
+    val heapIndex = usedHeap() - heapBefore
     val listing = synthetic(files)
     t = System.nanoTime()
     val firstKept = query(data, listing, Array(valueHash(files / 2, 0)))
@@ -105,15 +104,25 @@ object ScaleBench {
   def profileLoad(spark: SparkSession, dataPath: String, files: Int, rounds: Int): String =
     LoadProfile.run(spark, dataPath, files, rounds)
 
-  /** The loaded index of these data paths (comma-separated) in the driver: "estimate N bytes, heap M bytes". */
+  /**
+   * The loaded index of these data paths (comma-separated) in the driver: "estimate N bytes, heap M bytes",
+   * the heap as the mean over 3 copies loaded side by side (one copy's figure drowns in what else the driver
+   * frees meanwhile: Spark's listeners, the catalog's caches).
+   */
   def memory(spark: SparkSession, dataPaths: String): String = {
+    val load = () => IndexData.load(dataPaths.split(",").toSeq, Set.empty, spark.sessionState.newHadoopConf(), 256L << 20)
+    load() // code and classes loaded before measuring
+    val before = usedHeap()
+    val copies = Seq.fill(3)(load())
+    val heap = (usedHeap() - before) / copies.size
+    f"${copies.head.numFiles}%,d files: estimate ${copies.head.bytes}%,d bytes, heap $heap%,d bytes"
+  }
+
+  /** The heap in use after full collections (several: G1 may leave garbage after one). */
+  private def usedHeap(): Long = {
     val runtime = Runtime.getRuntime
-    System.gc()
-    val before = runtime.totalMemory - runtime.freeMemory
-    val data = IndexData.load(dataPaths.split(",").toSeq, Set.empty, spark.sessionState.newHadoopConf(), 256L << 20)
-    System.gc()
-    val heap = runtime.totalMemory - runtime.freeMemory - before
-    f"${data.numFiles}%,d files: estimate ${data.bytes}%,d bytes, heap $heap%,d bytes"
+    (0 until 3).foreach(_ => System.gc())
+    runtime.totalMemory - runtime.freeMemory
   }
 
   /** What `PrunedFileIndex.prune` does for one version and one probe: slots, predicate, the kept listing. */
