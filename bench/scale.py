@@ -106,18 +106,21 @@ def real(spark, bench, n: int, args, refresh: bool) -> None:
     info = hs.index(name)
     index_dir = DATA / "indexes" / name
     logs = sorted((index_dir / "_hsbloom_log").glob("*.json"))
-    print(f"\n{n:,} real files ({ROWS_PER_FILE} rows each): data {bytes_under(path):,} bytes, index "
-          f"{bytes_under(index_dir):,} bytes on storage (hs.index: {info.index_bytes or 0:,}), "
-          f"latest log entry {logs[-1].stat().st_size if logs else 0:,} bytes; create_index {create_s:.1f} s", flush=True)
-    filters = sum(c.file_filter_bytes + c.global_filter_bytes for c in info.columns)
-    stored = bytes_under(index_dir)
+    entry = logs[-1].stat().st_size if logs else 0
+    # The version's data directories and its log entry; the log's older entries are history (earlier runs').
     parts = {d: sum(bytes_under(v / d) for v in index_dir.glob("v__=*")) for d in ("blocks", "files", "global")}
+    stored = sum(bytes_under(v) for v in index_dir.glob("v__=*")) + entry
+    print(f"\n{n:,} real files ({ROWS_PER_FILE} rows each): data {bytes_under(path):,} bytes, index "
+          f"{stored:,} bytes on storage (hs.index: {info.index_bytes or 0:,}), latest log entry {entry:,} bytes; "
+          f"create_index {create_s:.1f} s", flush=True)
+    filters = sum(c.file_filter_bytes + c.global_filter_bytes for c in info.columns)
     bitsets = sum(pq.read_table(f, columns=["bitset_bytes"]).column(0).to_numpy().sum()
                   for f in index_dir.glob("v__=*/files/*.parquet"))
-    print(f"  filter bytes {filters:,} (file and global filters as serialized, with their headers); index / filters {stored / filters:.2f}x; index / (file bitsets + global filter) "
+    print(f"  filter bytes {filters:,} (file and global filters as serialized, with their headers); index / "
+          f"filters {stored / filters:.2f}x; index / (file bitsets + global filter) "
           f"{stored / (bitsets + sum(c.global_filter_bytes for c in info.columns)):.2f}x; on storage: blocks/ "
           f"{parts['blocks']:,}, files/ {parts['files']:,} ({parts['files'] / n:.1f} a file), global/ "
-          f"{parts['global']:,}, log {bytes_under(index_dir / '_hsbloom_log'):,}", flush=True)
+          f"{parts['global']:,}", flush=True)
     base = spark.read.parquet(str(path))
     base.count()  # Spark's own listing, done once, as for a table a session keeps
     rng = random.Random(n)

@@ -189,7 +189,9 @@ def test_a_full_refresh_rebuilds_data_of_an_older_layout(spark, system_path, gro
             (part.parent / f".{part.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of the old bytes
         jar.jar_class(spark, "index_catalog").invalidateAll()
 
+    assert not hs.index("layout").needs_full_refresh
     as_an_older_hsbloom_wrote_it()
+    assert hs.index("layout").needs_full_refresh
     hsbloom.enable(spark)
     lookup = spark.read.parquet(str(growing)).where("key = 150")
     assert "refresh the index with mode='full'" in _explain(lookup)
@@ -199,6 +201,6 @@ def test_a_full_refresh_rebuilds_data_of_an_older_layout(spark, system_path, gro
     with pytest.raises(IndexStateError, match=r"older hsbloom .*mode='full'"):
         hs.refresh_index("layout", "incremental")
     result = hs.refresh_index("layout", "full")
-    assert result.refreshed and result.data_version == 1
+    assert result.refreshed and result.data_version == 1 and not hs.index("layout").needs_full_refresh
     assert not hs.refresh_index("layout", "full").refreshed
     same_answers(spark, spark.read.parquet(str(growing)), [0, 150, 1000, 1049])

@@ -15,7 +15,7 @@ from hsbloom import jar
 from hsbloom.config import BFIndexConfig
 from hsbloom.errors import CorruptLogError, IndexNotFoundError
 from hsbloom.index.filesystem import HadoopFileSystem
-from hsbloom.index.layout import IndexLayout
+from hsbloom.index.layout import DATA_LAYOUT, IndexLayout
 from hsbloom.index.log import LogEntry, OperationLog, State
 from hsbloom.index.sources import Source
 from hsbloom.index.syspath import qualified_system_path
@@ -89,6 +89,9 @@ class IndexInfo:
     adopted_files: int | None = None
     # Per reason, how many files the latest build hashed instead of adopting.
     hashed_files: dict[str, int] = field(default_factory=dict)
+    # True when the version was written by an older hsbloom in a layout planning no longer reads: queries do
+    # not use it (and warn) until refresh_index(name, mode="full") rebuilds it.
+    needs_full_refresh: bool = False
 
 
 def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[str, ...] = ()) -> IndexInfo:
@@ -130,6 +133,7 @@ def _info(spark: Any, entry: LogEntry, layout: IndexLayout, log_damage: tuple[st
         damage=log_damage + found_damage(spark, tuple(layout.data_path(v) for v in entry.parts)),
         adopted_files=summary.get("adoption", {}).get("adopted_files"),
         hashed_files=dict(summary.get("adoption", {}).get("hashed_files", {})),
+        needs_full_refresh=entry.data_layout != DATA_LAYOUT,
     )
 
 

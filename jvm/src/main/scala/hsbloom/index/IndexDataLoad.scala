@@ -137,7 +137,11 @@ object IndexDataLoad {
               (name: String) => new Path(blocksDir, name))
             val path = rows.string(FilePath)
             // The rows of a file's columns follow each other and share one string (`TableRows.string`).
-            if (!(path eq lastPath)) { lastPath = path; lastKey = FileKey.listed(path) }
+            if (!(path eq lastPath)) {
+              lastPath = path
+              lastKey = FileKey.listed(path)
+              lastKey.hashCode // computed here, on the pool: the string keeps it for the key map
+            }
             read.add(lastKey, rows.long(FileSize), rows.long(FileMtime), rows.string(ColumnName), rows.long(NumRows),
               rows.long(NumNulls), blocks, rows.long(BlocksOffset), count, rows.int(BlocksPosition),
               rows.int(BitsetBytes))
@@ -218,12 +222,32 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
   private val groups = mutable.LinkedHashMap[(Path, Long), FilterBlocks.Group]()
   private var corrupt = 0
 
-  private final class ColumnRows {
-    val slot = mutable.ArrayBuilder.make[Int]
-    val numRows = mutable.ArrayBuilder.make[Long]
-    val numNulls = mutable.ArrayBuilder.make[Long]
-    val group = mutable.ArrayBuilder.make[Int]
-    val position = mutable.ArrayBuilder.make[Int]
+  /** One column's arrays over the slots, written at the row's slot (a later row of a slot replaces it). */
+  private final class ColumnRows(capacity: Int) {
+    private val present = new java.util.BitSet(capacity)
+    private var numRows = new Array[Long](capacity)
+    private var numNulls = new Array[Long](capacity)
+    private var group = Array.fill(capacity)(-1)
+    private var position = new Array[Int](capacity)
+
+    def set(slot: Int, rows: Long, nulls: Long, groupId: Int, at: Int): Unit = {
+      if (slot >= numRows.length) grow(math.max(slot + 1, numRows.length * 2))
+      present.set(slot); numRows(slot) = rows; numNulls(slot) = nulls; group(slot) = groupId; position(slot) = at
+    }
+
+    private def grow(n: Int): Unit = {
+      val had = group.length
+      numRows = java.util.Arrays.copyOf(numRows, n); numNulls = java.util.Arrays.copyOf(numNulls, n)
+      group = java.util.Arrays.copyOf(group, n); java.util.Arrays.fill(group, had, n, -1)
+      position = java.util.Arrays.copyOf(position, n)
+    }
+
+    def slots(numSlots: Int, groups: Array[FilterBlocks.Group]): IndexData.ColumnSlots = {
+      if (group.length < numSlots) grow(numSlots)
+      new IndexData.ColumnSlots(present, java.util.Arrays.copyOf(numRows, numSlots),
+        java.util.Arrays.copyOf(numNulls, numSlots), java.util.Arrays.copyOf(group, numSlots),
+        java.util.Arrays.copyOf(position, numSlots), groups)
+    }
   }
   private val columns = mutable.LinkedHashMap[String, ColumnRows]()
   private var lastColumnName: String = null
@@ -316,11 +340,11 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
 
   def add(slot: Int, column: String, numRows: Long, numNulls: Long, groupId: Int, position: Int): Unit = {
     if (column ne lastColumnName) { // the rows of one column follow each other, and share its string
-      lastColumn = columns.getOrElseUpdate(column, new ColumnRows)
+      lastColumn = columns.getOrElseUpdate(column, new ColumnRows(sizes.length))
       lastColumnName = column
     }
     val c = lastColumn
-    c.slot += slot; c.numRows += numRows; c.numNulls += numNulls; c.group += groupId; c.position += position
+    c.set(slot, numRows, numNulls, groupId, position)
     fileRowsBySlot(slot) = numRows
   }
 
@@ -331,20 +355,7 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
   def result(zones: Map[String, ZoneTable.FileZones]): IndexData = {
     val (sz, mt) = (java.util.Arrays.copyOf(sizes, numSlots), java.util.Arrays.copyOf(mtimes, numSlots))
     val groupArray = groups.values.toArray.sortBy(_.id)
-    val dense = columns.map { case (name, rows) =>
-      val (slots, nr, nn, g, p) = (rows.slot.result(), rows.numRows.result(), rows.numNulls.result(),
-        rows.group.result(), rows.position.result())
-      val present = new java.util.BitSet(numSlots)
-      val (numRows, numNulls) = (new Array[Long](numSlots), new Array[Long](numSlots))
-      val (group, position) = (Array.fill(numSlots)(-1), new Array[Int](numSlots))
-      var i = 0
-      while (i < slots.length) {
-        val s = slots(i)
-        present.set(s); numRows(s) = nr(i); numNulls(s) = nn(i); group(s) = g(i); position(s) = p(i)
-        i += 1
-      }
-      name -> new IndexData.ColumnSlots(present, numRows, numNulls, group, position, groupArray)
-    }.toMap
+    val dense = columns.map { case (name, rows) => name -> rows.slots(numSlots, groupArray) }.toMap
     val zonesBySlot = new Array[ZoneTable.FileZones](numSlots)
     zones.foreach { case (key, z) =>
       val s = slotsByKey.get(key)
