@@ -375,3 +375,38 @@ def test_no_scan_metrics_when_nothing_is_pruned_or_hsbloom_is_off(spark, wide):
     assert file_counts(df.where(F.col("key") == key)) == (200, None, None)
     off, on = both(spark, lambda: df.where(F.col("key").isin(one_key_per_file)).select("n"))
     assert on == off and len(on) == 200
+
+
+def test_past_the_refresh_interval_queries_keep_the_index_list_and_a_background_read_brings_new_indexes(
+    spark, system_path, tmp_path
+):
+    """An index another process made (here: built under another system path, then moved under this one) is used
+    once the list of indexes is read again; that read happens in the background, past the interval, and every
+    query meanwhile answers as with hsbloom off."""
+    import time
+
+    from hsbloom.index.layout import SYSTEM_PATH_CONF
+
+    directory = str(tmp_path / "later")
+    spark.range(0, 1200, numPartitions=12).write.parquet(directory)
+    lookup = lambda: spark.read.parquet(directory).where(F.col("id") == 5)  # noqa: E731
+    interval = "spark.hsbloom.catalog.refreshIntervalMs"
+    try:
+        spark.conf.set(interval, "1")
+        spark.conf.set(SYSTEM_PATH_CONF, str(tmp_path / "elsewhere"))
+        create_index(spark, directory, "later_id", ["id"])
+        spark.conf.set(SYSTEM_PATH_CONF, str(system_path))
+        hsbloom.enable(spark)
+        assert files_read(lookup()) == 12  # no index under this system path
+        shutil.move(str(tmp_path / "elsewhere" / "later_id"), str(system_path / "later_id"))
+        seen = []
+        for _ in range(100):
+            assert [r.id for r in lookup().collect()] == [5]
+            seen.append(files_read(lookup()))
+            if seen[-1] == 1:
+                break
+            time.sleep(0.1)
+        assert seen[-1] == 1 and set(seen) <= {1, 12}, seen
+    finally:
+        spark.conf.unset(interval)
+        hsbloom.disable(spark)

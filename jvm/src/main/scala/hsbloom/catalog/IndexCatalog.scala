@@ -24,9 +24,14 @@ import hsbloom.conf.HsbloomConf
  *
  *  - the list of ACTIVE indexes of a system path, for
  *    `spark.hsbloom.catalog.refreshIntervalMs`, because finding
- *    it costs a listing of every index's log directory. `invalidate()` (called
- *    from Python after each index operation of this process) drops it at once;
- *    changes made by other processes are seen within the interval;
+ *    it costs a listing of every index's log directory (a few ms an index:
+ *    with a hundred indexes under the path, a few hundred ms). Past the
+ *    interval a query still uses the list it has and the list is read again
+ *    in the background (`DriverPool`), so no query waits for it but the first
+ *    (and every one with an interval of 0). `invalidate()` (called
+ *    from Python after each index operation of this process) drops it at once,
+ *    and a background read begun before is not kept; changes made by other
+ *    processes are seen within the interval and one read;
  *  - the file-level table of each index version (immutable once its log entry
  *    is ACTIVE) without its filters, in a cache bounded by
  *    `spark.hsbloom.cache.maxBytes` (least recently used
@@ -57,12 +62,15 @@ object IndexCatalog {
 
   private final case class Listing(at: Long, indexes: Seq[ActiveIndex])
   private val listings = new java.util.concurrent.ConcurrentHashMap[String, Listing]()
+  private val reading = java.util.concurrent.ConcurrentHashMap.newKeySet[String]() // system paths read in the background
+  private val generation = new java.util.concurrent.atomic.AtomicLong() // bumped by invalidate()
 
   @volatile private var dataCache: Cache[DataKey, IndexData] = _
   @volatile private var failures: Cache[DataKey, String] = _
 
   /** Forgets which indexes are ACTIVE (and failed loads), so the next query reads the logs again. */
   def invalidate(): Unit = {
+    generation.incrementAndGet()
     listings.clear()
     Option(failures).foreach(_.invalidateAll())
   }
@@ -89,12 +97,29 @@ object IndexCatalog {
   def activeIndexes(spark: SparkSession): Seq[ActiveIndex] = {
     val raw = Layout.systemPath(spark)
     val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
-    val now = System.currentTimeMillis()
-    val cached = Option(listings.get(raw)).filter(l => now - l.at < ttl)
-    cached.map(_.indexes).getOrElse {
+    val cached = listings.get(raw)
+    if (cached == null || ttl <= 0) {
+      val (at, seen) = (System.currentTimeMillis(), generation.get)
       val found = readActive(spark, qualify(spark, raw))
-      listings.put(raw, Listing(now, found))
+      if (generation.get == seen) listings.put(raw, Listing(at, found))
       found
+    } else {
+      if (System.currentTimeMillis() - cached.at >= ttl && reading.add(raw)) {
+        val seen = generation.get
+        try {
+          hsbloom.index.DriverPool.submit { () =>
+            try {
+              val at = System.currentTimeMillis()
+              val found = readActive(spark, qualify(spark, raw))
+              // Not over a newer list, nor over what an index operation of this process has invalidated since.
+              if (generation.get == seen) listings.put(raw, Listing(at, found))
+            } catch {
+              case NonFatal(e) => log.warn(s"hsbloom: cannot list the indexes under $raw ($e); using the last list")
+            } finally reading.remove(raw)
+          }
+        } catch { case NonFatal(e) => reading.remove(raw); throw e }
+      }
+      cached.indexes
     }
   }
 

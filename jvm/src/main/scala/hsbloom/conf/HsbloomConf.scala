@@ -55,8 +55,9 @@ object HsbloomConf {
     "The directory that holds every index of the session (its log and data).")(Some(_))
 
   val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L,
-    "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again; changes made " +
-      "by another process are seen within it.")
+    "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again (in the " +
+      "background: queries keep the list meanwhile; 0 reads them at every query); changes made by another " +
+      "process are seen within it and one read.")
 
   val CacheMaxBytes: Setting[Long] = long("spark.hsbloom.cache.maxBytes", 256 * MiB,
     "Driver memory for the file-level tables of loaded index versions (without their filters), least " +
