@@ -6,6 +6,7 @@ import os
 import random
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from pyspark.sql import functions as F
 from hsbloom import jar
 import hsbloom
 from hsbloom.explain import explain_string, file_counts
+from hsbloom.index.layout import SYSTEM_PATH_CONF
 from pruning_support import create_index, files_read, outcomes
 
 FPP = 0.01
@@ -383,10 +385,6 @@ def test_past_the_refresh_interval_queries_keep_the_index_list_and_a_background_
     """An index another process made (here: built under another system path, then moved under this one) is used
     once the list of indexes is read again; that read happens in the background, past the interval, and every
     query meanwhile answers as with hsbloom off."""
-    import time
-
-    from hsbloom.index.layout import SYSTEM_PATH_CONF
-
     directory = str(tmp_path / "later")
     spark.range(0, 1200, numPartitions=12).write.parquet(directory)
     lookup = lambda: spark.read.parquet(directory).where(F.col("id") == 5)  # noqa: E731

@@ -210,12 +210,11 @@ object IndexDataLoad {
  */
 private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: FilterBlocks.Reader) {
   private var slotsByKey = new java.util.HashMap[String, Integer]()
-  private val parsedKeys = new java.util.HashMap[String, String]() // of paths that are not plain
   private var sizes = new Array[Long](1024)
   private var mtimes = new Array[Long](1024)
   private var numSlots = 0
   private var lastPath: String = null
-  private var lastSlot = -1
+  private var lastPathKey: String = null
   private var lastKey: String = null
   private var lastKeySlot = -1
   private var keyChars = 0L
@@ -273,18 +272,8 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
     fileRowsBySlot = Array.fill(files)(-1L)
   }
 
-  /** The slot of a file as the table names it, made on first sight; its fingerprint must agree. */
-  def slot(path: String, size: Long, mtime: Long): Int = {
-    // The rows of a file's columns usually follow each other (and share one string: `TableRows.string`).
-    val s = if (path eq lastPath) lastSlot else slotOfKey(keyOf(path), size, mtime)
-    lastPath = path
-    lastSlot = s
-    if (sizes(s) != size || mtimes(s) != mtime) {
-      throw new IllegalStateException(s"index tables of ${dataPaths.mkString(", ")} list $path " +
-        "twice with different fingerprints")
-    }
-    s
-  }
+  /** The slot of a file as the table names it (`slotOfKeyed` of its path's key). */
+  def slot(path: String, size: Long, mtime: Long): Int = slotOfKeyed(keyOf(path), size, mtime)
 
   /** The slot of a file by its key (`FileKey.listed` of its path), made on first sight; its fingerprint must agree. */
   def slotOfKeyed(key: String, size: Long, mtime: Long): Int = {
@@ -306,10 +295,10 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
     add(slotOfKeyed(key, size, mtime), column, numRows, numNulls, g, blocksPosition)
   }
 
-  /** A path's key: read off the string when it is plain (what the tables store), else parsed once per path. */
+  /** A path's key (`FileKey.listed`), taken once for the rows that follow each other and share its string. */
   private def keyOf(path: String): String = {
-    val plain = FileKey.plainKey(path)
-    if (plain != null) plain else parsedKeys.computeIfAbsent(path, (p: String) => FileKey.listed(p))
+    if (!(path eq lastPath)) { lastPath = path; lastPathKey = FileKey.listed(path) }
+    lastPathKey
   }
 
   /** The slot of a key, made with this fingerprint on first sight. */
@@ -332,11 +321,9 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
 
   /** One intact file-table row, its filter at `blocksOffset` of side file `blocksFile` (none when `blocksCount` is 0). */
   def add(path: String, size: Long, mtime: Long, column: String, numRows: Long, numNulls: Long, blocksFile: Path,
-      blocksOffset: Long, blocksCount: Int, blocksPosition: Int, bitsetBytes: Int): Unit = {
-    val g = if (blocksCount == 0) { corrupt += 1; -1 }
-      else group(blocksFile, blocksOffset, blocksCount, bitsetBytes).id
-    add(slot(path, size, mtime), column, numRows, numNulls, g, blocksPosition)
-  }
+      blocksOffset: Long, blocksCount: Int, blocksPosition: Int, bitsetBytes: Int): Unit =
+    addKeyed(keyOf(path), size, mtime, column, numRows, numNulls, blocksFile, blocksOffset, blocksCount,
+      blocksPosition, bitsetBytes)
 
   def add(slot: Int, column: String, numRows: Long, numNulls: Long, groupId: Int, position: Int): Unit = {
     if (column ne lastColumnName) { // the rows of one column follow each other, and share its string

@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMetadata, PartitionDirectory}
 import org.slf4j.LoggerFactory
 
 import hsbloom.catalog.IndexCatalog
@@ -70,7 +70,7 @@ final class PrunedFileIndex(
       var (groupsBefore, groupsAfter) = (0, 0)
       var i = 0 // the file's place in the listing order, directory after directory
       val kept = listed.map { dir =>
-        val files = Vector.newBuilder[org.apache.spark.sql.execution.datasources.FileStatusWithMetadata]
+        val files = Vector.newBuilder[FileStatusWithMetadata]
         dir.files.foreach { f =>
           if (mayMatch(i)) {
             // Of a kept file with zones, only the row groups that may match (none: the file is pruned too).
