@@ -145,6 +145,8 @@ def _validate_expected_num_items(value: Any) -> None:
         raise InvalidConfigError(f"expected_num_items must be None or a positive integer, got {value!r}")
     if value <= 0:
         raise InvalidConfigError(f"expected_num_items must be positive, got {value}")
+    if value > 2**63 - 1:  # the jar holds it as a Long
+        raise InvalidConfigError(f"expected_num_items must be at most 2**63 - 1, got {value}")
 
 
 def _validated_fpp(value: Any) -> float:

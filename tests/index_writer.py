@@ -152,13 +152,13 @@ def die_at(system_path: str, name: str, operation: str, step: str, source: str |
 
         OperationLog.append = stopping_append(step, die)
     elif step == "first-removal":
-        remove = HadoopFileSystem.delete
+        remove = HadoopFileSystem.delete_data_version
 
-        def remove_then_die(self, path):
-            remove(self, path)
+        def remove_then_die(self, layout, version, child=None):
+            remove(self, layout, version, child)
             die()
 
-        HadoopFileSystem.delete = remove_then_die
+        HadoopFileSystem.delete_data_version = remove_then_die
     elif step == "mid-build":  # the operation runs on; this thread kills the process once data appears
         index_dir = Path(system_path) / name
         before = {v.name for v in index_dir.glob("v__=*")}

@@ -100,7 +100,7 @@ def test_a_version_of_several_data_directories_in_both_readers(spark):
     assert LogEntry.from_json(json.dumps(old)).parts == (3,) and LogEntry.from_json(json.dumps(old)).data_layout is None
     assert jar.jar_class(spark, "index_log").parse(json.dumps(old), "events_ids").dataParts().mkString(",") == "3"
     wrong = json.loads(entry.to_json()) | {"data_parts": [3, 1]}  # must end with data_version
-    with pytest.raises(Exception, match="lists data parts 3, 1 that do not end with its data version 3"):
+    with pytest.raises(Exception, match="lists data parts 3, 1 that are not distinct, at most 1024, and ending with its data version 3"):
         jar.jar_class(spark, "index_log").parse(json.dumps(wrong), "events_ids")
 
 

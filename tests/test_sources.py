@@ -124,10 +124,15 @@ def test_orc_and_json_paths(spark, tables, fmt, suffix):
 
 
 def test_csv_records_its_read_options(spark, tables):
-    df = spark.read.option("header", "true").option("inferSchema", "true").csv(str(tables / "csv"))
+    """Options that decide values are recorded as they are (keys in lower case, as Spark compares them), others
+    only as a keyed hash, credentials not at all (docs/security.md)."""
+    df = (spark.read.option("header", "true").option("inferSchema", "true").option("fs.s3a.access.key", "AKIA")
+          .option("someLibraryOption", "v").csv(str(tables / "csv")))
     source, _ = resolve_source(spark, df, ["name"])
     assert source.format == "csv"
-    assert source.options == {"header": "true", "inferSchema": "true"}
+    assert source.options == {"header": "true", "inferschema": "true"}
+    assert list(source.hashed_options) == ["somelibraryoption"] and source.hashed_options["somelibraryoption"] != "v"
+    assert len(source.options_salt or "") == 32
     assert len(source.files) == len(data_files(tables / "csv", ".csv")) > 0
 
 

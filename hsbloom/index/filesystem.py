@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from hsbloom import jar
+from hsbloom.index import stored
+from hsbloom.index.layout import IndexLayout
 
 
 
@@ -40,10 +42,16 @@ class HadoopFileSystem:
             return []
         return sorted(status.getPath().getName() for status in fs.listStatus(jpath) if status.isDirectory())
 
-    def delete(self, path: str) -> None:
-        """Remove `path` and everything under it; nothing happens when it is absent."""
-        fs, jpath = self._fs_and_path(path)
-        fs.delete(jpath, True)
+    def delete_data_version(self, layout: IndexLayout, version: int, child: str | None = None) -> None:
+        """Remove data version `version` of the index (or only `child`, a directory hsbloom writes inside it);
+        nothing happens when it is absent. The jar builds the path from the checked version and removes a link
+        as a link (hsbloom.index.IndexDirectories): the only way hsbloom deletes under the system path."""
+        directories = jar.jar_class(self._spark, "index_directories")
+        checked = stored.data_version(version, "a data version")
+        if child is None:
+            directories.deleteVersion(layout.index_path, checked, self.hadoop_conf)
+        else:
+            directories.deleteInVersion(layout.index_path, checked, child, self.hadoop_conf)
 
     def size(self, path: str) -> int:
         """Total bytes of the files under `path` (0 when absent)."""

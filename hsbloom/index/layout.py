@@ -23,6 +23,7 @@ from typing import Any
 
 from hsbloom import jar, settings
 from hsbloom.config import validate_index_name
+from hsbloom.index import stored
 
 SYSTEM_PATH_CONF = settings.SYSTEM_PATH
 # The names below are the jar's (hsbloom.index.Layout, which queries read with); Python writes the log and the
@@ -32,7 +33,7 @@ VERSION_PREFIX = "v__="
 FILES_TABLE = "files"
 GLOBAL_TABLE = "global"
 ZONES_TABLE = "zones"  # optional: only indexes with granularity "row_group" write it (docs/design/zones.md)
-_VERSION_DIR = re.compile(r"v__=(\d+)")
+_VERSION_DIR = re.compile(r"v__=(0|[1-9][0-9]{0,9})")  # the jar's Layout.versionOf: no sign, no leading zero
 # How a data directory is stored, recorded in log entries as `data_layout` (absent: written before it was
 # recorded). 2: file tables with the block-addressable side files (`blocks/`) planning reads; 3: the same with
 # checksums (docs/design/integrity.md); 4: each filter stored once, in `blocks/`, and the file tables list the
@@ -66,11 +67,12 @@ class IndexLayout:
         return f"{self.index_path}/{LOG_DIR}"
 
     def data_path(self, version: int) -> str:
-        """The data directory of index version `version`."""
-        return f"{self.index_path}/{VERSION_PREFIX}{version}"
+        """The data directory of index version `version`: a direct child of the index directory, whatever
+        `version` holds (a value that is not a version in range raises ValueError, never becomes a path)."""
+        return f"{self.index_path}/{VERSION_PREFIX}{stored.data_version(version, 'a data version')}"
 
 
 def data_version_of(directory_name: str) -> int | None:
     """N for a directory named 'v__=N', else None."""
     match = _VERSION_DIR.fullmatch(directory_name)
-    return int(match.group(1)) if match else None
+    return int(match.group(1)) if match and int(match.group(1)) <= stored.MAX_DATA_VERSION else None

@@ -13,6 +13,7 @@ docs/design/log.md for the format.
 from __future__ import annotations
 
 import json
+import re
 import os
 import socket
 import threading
@@ -25,12 +26,14 @@ from typing import Any, Iterator
 
 from hsbloom import jar
 from hsbloom.config import DEFAULT_FPP, BFIndexConfig
-from hsbloom.errors import CorruptLogError
+from hsbloom.errors import CorruptLogError, IndexStateError, first_line
+from hsbloom.index import stored
 from hsbloom.index.sources import FileFingerprint, Source
 from hsbloom.version import __version__
 
 LOG_FORMAT_VERSION = 1
 _ID_DIGITS = 20
+_ENTRY_NAME = re.compile(r"([0-9]{1,20})\.json")
 
 
 class State(str, Enum):
@@ -150,11 +153,19 @@ class PendingChanges:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "PendingChanges":
+        """The pending changes of a stored entry, every field checked (hsbloom.index.stored)."""
+        data = stored.mapping(data, "pending")
         return cls(
-            checked_ms=int(data["checked_ms"]),
-            delta_version=data.get("delta_version"),
-            appended=tuple(FileFingerprint.from_dict(f) for f in data["appended"]),
-            deleted_file_ids=tuple(int(i) for i in data["deleted_file_ids"]),
+            checked_ms=stored.integer(data.get("checked_ms"), "pending.checked_ms"),
+            delta_version=stored.optional_integer(data.get("delta_version"), "pending.delta_version"),
+            appended=tuple(
+                FileFingerprint.from_dict(stored.mapping(f, f"pending.appended[{i}]"))
+                for i, f in enumerate(stored.sequence(data.get("appended"), "pending.appended"))
+            ),
+            deleted_file_ids=tuple(
+                stored.integer(i, "pending.deleted_file_ids[]", stored.MAX_FILE_ID)
+                for i in stored.sequence(data.get("deleted_file_ids"), "pending.deleted_file_ids")
+            ),
         )
 
 
@@ -236,6 +247,8 @@ class LogEntry:
 
     @classmethod
     def from_json(cls, text: str) -> "LogEntry":
+        """The entry `text` holds, every field checked (hsbloom.index.stored): raises ValueError naming the first
+        field that is not what hsbloom writes, so nothing of a crafted entry becomes a path, a size or a class."""
         try:
             data = json.loads(text)
         except RecursionError:  # e.g. 100,000 nested '[': not an entry hsbloom wrote
@@ -244,24 +257,35 @@ class LogEntry:
             raise ValueError("a log entry is a JSON object")
         if data.get("log_format") != LOG_FORMAT_VERSION:
             raise ValueError(f"log format {data.get('log_format')!r}; this hsbloom reads format {LOG_FORMAT_VERSION}")
-        writer = data["writer"]
+        writer = stored.mapping(data.get("writer"), "writer")
+        version = stored.data_version(data["data_version"]) if data.get("data_version") is not None else None
+        config = stored.optional_mapping(data.get("config"), "config")
+        source = stored.optional_mapping(data.get("source"), "source")
+        pending = stored.optional_mapping(data.get("pending"), "pending")
         return cls(
-            id=int(data["id"]),
-            state=State(data["state"]),
-            operation=str(data["operation"]),
-            writer=Writer(host=str(writer["host"]), pid=int(writer["pid"]), operation_id=str(writer["operation_id"])),
-            timestamp_ms=int(data["timestamp_ms"]),
-            hsbloom_version=str(data["hsbloom_version"]),
-            config=BFIndexConfig.from_dict(data["config"]) if data.get("config") else None,
-            source=Source.from_dict(data["source"]) if data.get("source") else None,
-            data_version=data.get("data_version"),
-            data_path=data.get("data_path"),
-            data_parts=tuple(int(v) for v in data["data_parts"]) if data.get("data_parts") else None,
-            dropped_file_ids=tuple(int(i) for i in data.get("dropped_file_ids") or ()),
-            data_layout=data.get("data_layout"),
-            summary=data.get("summary"),
-            message=data.get("message"),
-            pending=PendingChanges.from_dict(data["pending"]) if data.get("pending") else None,
+            id=stored.integer(data.get("id"), "id"),
+            state=State(data.get("state")),
+            operation=stored.text(data.get("operation"), "operation"),
+            writer=Writer(
+                host=stored.text(writer.get("host"), "writer.host"),
+                pid=stored.integer(writer.get("pid"), "writer.pid", stored.MAX_FILE_ID),
+                operation_id=stored.text(writer.get("operation_id"), "writer.operation_id"),
+            ),
+            timestamp_ms=stored.integer(data.get("timestamp_ms"), "timestamp_ms"),
+            hsbloom_version=stored.text(data.get("hsbloom_version"), "hsbloom_version"),
+            config=BFIndexConfig.from_dict(config) if config else None,
+            source=Source.from_dict(source) if source else None,
+            data_version=version,
+            data_path=stored.optional_text(data.get("data_path"), "data_path"),  # shown only, never used as a path
+            data_parts=stored.data_parts(data.get("data_parts"), version),
+            dropped_file_ids=tuple(
+                stored.integer(i, "dropped_file_ids[]", stored.MAX_FILE_ID)
+                for i in stored.sequence(data.get("dropped_file_ids") or [], "dropped_file_ids")
+            ),
+            data_layout=stored.optional_integer(data.get("data_layout"), "data_layout", 1000),
+            summary=stored.summary(data.get("summary")),
+            message=stored.optional_text(data.get("message"), "message"),
+            pending=PendingChanges.from_dict(pending) if pending else None,
         )
 
 
@@ -288,8 +312,10 @@ class OperationLog:
         return f"{self.log_path}/{entry_id:0{_ID_DIGITS}d}.json"
 
     def ids(self) -> list[int]:
+        """The ids of the entries in the log directory: files named `<N, 20 digits>.json` (other files are not
+        entries), with N a Long, as the jar reads them (`LogStore.entryId`)."""
         names = self._store.list(self.log_path, self._hadoop_conf)
-        return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+        return sorted(int(m.group(1)) for n in names if (m := _ENTRY_NAME.fullmatch(n)) and int(m.group(1)) <= stored.MAX_LONG)
 
     @property
     def index_name(self) -> str:
@@ -303,8 +329,15 @@ class OperationLog:
         )
 
     def read(self, entry_id: int) -> LogEntry:
+        """Entry `entry_id`, every field checked; anything that is not an entry hsbloom wrote (too large,
+        unparseable, a field of the wrong type or out of range) is CorruptLogError."""
         path = self.entry_path(entry_id)
-        text = self._store.read(path, self._hadoop_conf)
+        try:
+            text = self._store.read(path, self._hadoop_conf)
+        except Exception as exc:  # py4j's error for a JVM exception; only LogStore's size bound is damage
+            if "LogEntryTooLargeException" not in first_line(exc):
+                raise
+            raise CorruptLogError(f"{first_line(exc).split(': ', 1)[-1]}. {self._fix()}") from exc
         if text is None:
             raise CorruptLogError(f"log entry {path} does not exist. {self._fix()}")
         try:
@@ -342,7 +375,7 @@ class OperationLog:
     def append_unchecked(self, entry: LogEntry) -> bool:
         """Write `entry` at its id whatever comes before it (a forced delete after an unreadable entry);
         False if another writer already wrote that id."""
-        return bool(self._store.createIfAbsent(self.entry_path(entry.id), entry.to_json(), self._hadoop_conf))
+        return self._create(entry)
 
     def append(self, previous: LogEntry | None, entry: LogEntry) -> bool:
         """Write `entry` right after `previous`; False if another writer already wrote that id."""
@@ -350,4 +383,16 @@ class OperationLog:
         if entry.id != expected_id:
             raise ValueError(f"entry {entry.id} cannot follow entry {previous.id if previous else None}")
         check_transition(previous, entry.state)
-        return bool(self._store.createIfAbsent(self.entry_path(entry.id), entry.to_json(), self._hadoop_conf))
+        return self._create(entry)
+
+    def _create(self, entry: LogEntry) -> bool:
+        """Write `entry` unless its id exists; an entry readers would refuse as too large is never written."""
+        text = entry.to_json()
+        size = len(text.encode("utf-8"))
+        if size > stored.MAX_LOG_ENTRY_BYTES:
+            raise IndexStateError(
+                f"log entry {entry.id} of index {self.index_name!r} would be {size} bytes, more than the "
+                f"{stored.MAX_LOG_ENTRY_BYTES} an entry may have; it was not written. A quick refresh records every "
+                "new file in the log: run refresh_index(name, mode='incremental') instead"
+            )
+        return bool(self._store.createIfAbsent(self.entry_path(entry.id), text, self._hadoop_conf))

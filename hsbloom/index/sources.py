@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 from hsbloom import jar
 from hsbloom.errors import UnsupportedSourceError
+from hsbloom.index import stored
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,13 @@ class SourceFile:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SourceFile":
-        return cls(file_id=int(data["id"]), path=str(data["path"]), size=int(data["size"]), mtime=int(data["mtime"]))
+        data = stored.mapping(data, "a source file")
+        return cls(
+            file_id=stored.integer(data.get("id"), "source file id", stored.MAX_FILE_ID),
+            path=stored.text(data.get("path"), "source file path"),
+            size=stored.integer(data.get("size"), "source file size"),
+            mtime=stored.integer(data.get("mtime"), "source file mtime"),
+        )
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,11 @@ class FileFingerprint:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "FileFingerprint":
-        return cls(path=str(data["path"]), size=int(data["size"]), mtime=int(data["mtime"]))
+        return cls(
+            path=stored.text(data.get("path"), "file path"),
+            size=stored.integer(data.get("size"), "file size"),
+            mtime=stored.integer(data.get("mtime"), "file mtime"),
+        )
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,10 @@ class Source:
 
     format: str  # parquet, orc, csv, json or delta
     root_paths: tuple[str, ...]
-    options: dict[str, str]  # read options (Spark's redaction applied), without the path
+    # The read options that decide values, verbatim (a refresh reads with them); options that may hold secrets
+    # are never recorded, and any other is only compared, by an HMAC keyed by `options_salt` (the jar's
+    # hsbloom.catalog.ReadOptions; docs/security.md).
+    options: dict[str, str]
     table: str | None  # catalog table name, when read as a table
     delta_version: int | None  # Delta snapshot version read
     schema: dict[str, str]  # column name -> Spark type, of the DataFrame as given
@@ -67,6 +81,8 @@ class Source:
     # a scan is covered only when it reads with the same facts (docs/design/read-facts.md).
     read_facts: dict[str, str] = field(default_factory=dict, repr=False)
     user_schema: str | None = None  # the schema given to the reader (JSON), which a refresh reads with too
+    hashed_options: dict[str, str] = field(default_factory=dict, repr=False)
+    options_salt: str | None = field(default=None, repr=False)
 
     def describe(self) -> str:
         """A one-line description for listings, e.g. 'delta default.events @ version 3'."""
@@ -85,21 +101,29 @@ class Source:
             "partition_columns": list(self.partition_columns),
             "read_facts": dict(sorted(self.read_facts.items())),
             "user_schema": self.user_schema,
+            "hashed_options": dict(self.hashed_options),
+            "options_salt": self.options_salt,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Source":
+        """The source of a stored entry, every field checked (hsbloom.index.stored): the format is one hsbloom
+        indexes (Spark would load any class named there), the rest strings, maps and numbers of their kind."""
         return cls(
-            format=str(data["format"]),
-            root_paths=tuple(data["root_paths"]),
-            options=dict(data["options"]),
-            table=data.get("table"),
-            delta_version=data.get("delta_version"),
-            schema=dict(data["schema"]),
-            partition_columns=tuple(data.get("partition_columns", ())),
-            files=tuple(SourceFile.from_dict(f) for f in data.get("files", ())),  # only entries of older layouts
-            read_facts={str(k): str(v) for k, v in data.get("read_facts", {}).items()},
-            user_schema=data.get("user_schema"),
+            format=stored.source_format(data.get("format")),
+            root_paths=stored.texts(data.get("root_paths"), "source.root_paths"),
+            options=stored.text_map(data.get("options"), "source.options"),
+            table=stored.optional_text(data.get("table"), "source.table"),
+            delta_version=stored.optional_integer(data.get("delta_version"), "source.delta_version"),
+            schema=stored.text_map(data.get("schema"), "source.schema"),
+            partition_columns=stored.texts(data.get("partition_columns", []), "source.partition_columns"),
+            files=tuple(  # only entries of older layouts list them
+                SourceFile.from_dict(f) for f in stored.sequence(data.get("files", []), "source.files")
+            ),
+            read_facts=stored.text_map(data.get("read_facts", {}), "source.read_facts"),
+            user_schema=stored.optional_text(data.get("user_schema"), "source.user_schema"),
+            hashed_options=stored.text_map(data.get("hashed_options", {}), "source.hashed_options"),
+            options_salt=stored.optional_text(data.get("options_salt"), "source.options_salt"),
         )
 
     def read_facts_difference(self, current: "Source") -> str | None:
@@ -144,5 +168,7 @@ def resolve_source(
         files=files,
         read_facts=dict(answer["read_facts"]),
         user_schema=answer["user_schema"],
+        hashed_options=dict(answer["hashed_options"]),
+        options_salt=answer["options_salt"],
     )
     return source, tuple(answer["columns"])

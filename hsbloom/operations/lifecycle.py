@@ -44,9 +44,8 @@ def vacuum_index(spark: Any, name: str) -> LogEntry:
     begin = op.begins(State.VACUUMING)
 
     def work() -> LogEntry:
-        for version, directory in version_directories(ctx).items():
-            if version not in keep:
-                ctx.fs.delete(directory)
+        for version in version_directories(ctx) - keep:
+            ctx.fs.delete_data_version(ctx.layout, version)
         return op.ends(begin, State.ACTIVE) if base.state == State.ACTIVE else nothing_entry(begin, op.writer, "vacuum")
 
     def on_failure(begin: LogEntry, exc: BaseException) -> None:

@@ -109,7 +109,7 @@ class Operation:
                     f"finish (hs.index({self.ctx.name!r}).state), then run this one again if it is still needed"
                 )
             if build is not None:
-                return self.finish(begin, self._build(begin, build, work), [begin.data_path])
+                return self.finish(begin, self._build(begin, build, work), [begin.data_version])
             try:
                 final = work()
             except BaseException as exc:
@@ -117,13 +117,14 @@ class Operation:
                 raise
             return self.finish(begin, final, [])
 
-    def finish(self, begin: LogEntry, final: LogEntry, written: list[str | None]) -> LogEntry:
-        """Append the completing entry; if someone cancelled meanwhile, remove `written` and raise."""
+    def finish(self, begin: LogEntry, final: LogEntry, written: list[int | None]) -> LogEntry:
+        """Append the completing entry; if someone cancelled meanwhile, remove the data versions `written` and
+        raise."""
         if self.ctx.log.append(begin, final):
             return final
-        for path in written:
-            if path is not None:
-                self.ctx.fs.delete(path)
+        for version in written:
+            if version is not None:
+                self.ctx.fs.delete_data_version(self.ctx.layout, version)
         raise ConcurrentOperationError(
             f"{begin.operation} of index {self.ctx.name!r} was cancelled while it ran (log entry {final.id} was "
             "written by another writer); its work was discarded"
@@ -137,9 +138,9 @@ class Operation:
                 return work()
         except BaseException as exc:
             self.roll_back(begin, exc)
-            assert begin.data_path is not None
+            assert begin.data_version is not None
             assert self.base is None or begin.data_version != self.base.data_version
-            self.ctx.fs.delete(begin.data_path)
+            self.ctx.fs.delete_data_version(self.ctx.layout, begin.data_version)
             if isinstance(exc, Exception):
                 raise IndexBuildError(
                     f"{begin.operation} of index {self.ctx.name!r} failed, {build.outcome} (its partial data was "
@@ -220,7 +221,7 @@ def cancel_stuck(ctx: IndexContext, stuck: LogEntry, message: str) -> LogEntry:
         )
     abandoned = stuck.data_version
     if abandoned is not None and abandoned != restored.data_version:
-        ctx.fs.delete(ctx.layout.data_path(abandoned))
+        ctx.fs.delete_data_version(ctx.layout, abandoned)
     return restored
 
 
@@ -245,14 +246,9 @@ def stable_before(ctx: IndexContext, entry: LogEntry) -> LogEntry | None:
     return None
 
 
-def version_directories(ctx: IndexContext) -> dict[int, str]:
-    """The index's data directories on storage, by version."""
-    found = {}
-    for name in ctx.fs.list_directories(ctx.layout.index_path):
-        version = data_version_of(name)
-        if version is not None:
-            found[version] = ctx.layout.data_path(version)
-    return found
+def version_directories(ctx: IndexContext) -> set[int]:
+    """The versions of the index's data directories on storage."""
+    return {v for v in map(data_version_of, ctx.fs.list_directories(ctx.layout.index_path)) if v is not None}
 
 
 def next_data_version(ctx: IndexContext) -> int:

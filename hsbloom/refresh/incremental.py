@@ -23,6 +23,8 @@ MAX_DATA_PARTS = 8
 # Written into a summary: files deleted since the global filters were last built whole (their values remain).
 GLOBAL_FILTER_DELETED_FILES = "global_filter_deleted_files"
 
+_STAGING = "_appended"  # inside a compacted version: the appended files' data, before it is merged in
+
 
 def write_log_only(ctx: IndexContext, base: LogEntry, pending: PendingChanges | None, **changes: Any) -> LogEntry:
     """A refresh whose work is its log entries: `pending` and `changes` (entry fields) on the same data."""
@@ -79,7 +81,8 @@ def refresh_incremental(ctx: IndexContext, base: LogEntry, df: Any, changes: Sou
         return RefreshResult(ctx.name, "incremental", True, 0, len(changes.deleted), base.data_version,
                              f"index {ctx.name!r}: dropped {len(changes.deleted)} deleted files")
 
-    def referring(data_path: str, description: str) -> dict[str, Any]:
+    def referring(version: int, description: str) -> dict[str, Any]:
+        data_path = ctx.layout.data_path(version)
         built = _build_appended(ctx, base, df, appended, data_path, description, len(source.files))
         return _incremental_summary(
             base, _referring_totals(ctx, base, built, changes.deleted), built, len(source.files),
@@ -96,9 +99,9 @@ def _write_directory(
     appended: tuple[SourceFile, ...],
     source: Source,
     dropped: tuple[int, ...] | None,
-    work: Callable[[str, str], dict[str, Any]],
+    work: Callable[[int, str], dict[str, Any]],
 ) -> RefreshResult:
-    """An incremental refresh that writes a new data directory with `work(data_path, description)` (which returns
+    """An incremental refresh that writes a new data directory with `work(version, description)` (which returns
     the summary): a version that also reads `base`'s directories minus `dropped`, or (`dropped` None) a compacted
     version that reads the new directory alone."""
     version = next_data_version(ctx)
@@ -116,7 +119,7 @@ def _write_directory(
         f"{len(changes.deleted)} deleted files ({source.describe()})"
     )
     outcome = "so the previous version stays in use"
-    op.run(begin, lambda: op.ends(begin, State.ACTIVE, summary=work(data_path, description)), Build(description, outcome))
+    op.run(begin, lambda: op.ends(begin, State.ACTIVE, summary=work(version, description)), Build(description, outcome))
     done = f"built {len(appended)} appended files, dropped {len(changes.deleted)} deleted ones"
     if dropped is None:
         done += f", kept {len(changes.kept)}, compacted into data version {version}"
@@ -198,8 +201,9 @@ def _compact(
     assert base.config is not None
     config = base.config
 
-    def compacting(data_path: str, description: str) -> dict[str, Any]:
-        staging = f"{data_path}/_appended" if appended else None
+    def compacting(version: int, description: str) -> dict[str, Any]:
+        data_path = ctx.layout.data_path(version)
+        staging = f"{data_path}/{_STAGING}" if appended else None
         built = _build_appended(ctx, base, df, appended, staging, description, len(source.files)) if staging else None
         stats = json.loads(jar.jar_class(ctx.spark, "index_refresh").assemble(
             jar.java_session(ctx.spark), json.dumps([ctx.layout.data_path(v) for v in base.parts]), staging, data_path,
@@ -207,7 +211,7 @@ def _compact(
             config.global_filter,
         ))
         if staging is not None:
-            ctx.fs.delete(staging)
+            ctx.fs.delete_data_version(ctx.layout, version, _STAGING)
         return _incremental_summary(base, stats, built, len(source.files), len(changes.deleted), ctx.fs.size(data_path))
 
     return _write_directory(ctx, base, changes, appended, source, None, compacting)

@@ -176,16 +176,12 @@ object IndexCatalog {
     if (indexes.isEmpty) return Nil
     val format = formatName(relation)
     val roots = relation.location.rootPaths.map(p => FileKey.of(p.toUri)).toSet
-    lazy val options = normalizedOptions(spark, relation.options)
     val resolver = spark.sessionState.conf.resolver
     indexes.filter { i =>
       i.entry.format == format && i.entry.rootKeys == roots
     }.map { i =>
-      val indexOptions = normalizedOptions(spark, i.entry.options)
-      val whyNot = if (indexOptions != options) {
-        Some(s"read options differ: the index was built with ${indexOptions.toSeq.sorted.mkString(", ")}; this " +
-          s"scan reads with ${options.toSeq.sorted.mkString(", ")}")
-      } else i.entry.readFacts match {
+      val optionsDiffer = ReadOptions.difference(i.entry.options, relation.options, spark.sessionState.conf)
+      val whyNot = if (optionsDiffer.isDefined) optionsDiffer else i.entry.readFacts match {
         case None => Some("the index records no read settings (it was built by an older hsbloom); run " +
           s"refresh_index('${i.entry.indexName}', 'full')")
         case Some(recorded) =>
@@ -201,16 +197,6 @@ object IndexCatalog {
     }
   }
 
-  /** Read options as the source records them: redacted, without the path, keys in lower case. */
-  private def normalizedOptions(spark: SparkSession, options: Map[String, String]): Map[String, String] = {
-    val original = options match {
-      case m: CaseInsensitiveMap[String @unchecked] => m.originalMap
-      case m => m
-    }
-    spark.sessionState.conf.redactOptions(original).toSeq
-      .filter { case (k, _) => !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths") }
-      .map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }.toMap
-  }
 
   /** The format's short name, as the index log records it ("delta" for Delta tables). */
   def formatName(relation: HadoopFsRelation): String = FileSources.formatName(relation)

@@ -47,7 +47,7 @@ object Sources {
     "tinyint, smallint, int, bigint, float, double, string (binary collation), binary, date, timestamp, " +
       "timestamp_ntz, decimal"
 
-  private val acceptedFormats = Set("parquet", "orc", "csv", "json", "delta")
+  private val acceptedFormats = hsbloom.index.Layout.SourceFormats.toSet
 
   private val howToPass =
     "Pass the plain scan instead, e.g. spark.read.parquet(path), spark.read.format(\"delta\").load(path) " +
@@ -95,18 +95,15 @@ object Sources {
     val resolved = resolveColumns(df, schema, columns)
 
     val session = df.sparkSession
-    val givenOptions = fsRelation.options match {
-      case m: CaseInsensitiveMap[String @unchecked] => m.originalMap // the keys as the user spelled them
-      case m => m
-    }
-    val options = session.sessionState.conf.redactOptions(givenOptions)
-      .filter { case (k, _) => !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths") }
+    val options = ReadOptions.record(fsRelation.options, session.sessionState.conf)
     val deltaIndex = if (format == "delta") Some(DeltaFileIndex(fsRelation.location)) else None
 
     out.put("format", format)
     out.put("root_paths", toJList(deltaIndex.map(d => Seq(d.tablePath)).getOrElse(
       fsRelation.location.rootPaths.map(_.toString))))
-    out.put("options", toJMap(options.toSeq.sortBy(_._1)))
+    out.put("options", toJMap(options.verbatim.toSeq.sortBy(_._1)))
+    out.put("hashed_options", toJMap(options.hashed.toSeq.sortBy(_._1)))
+    out.put("options_salt", options.salt)
     out.put("table", relation.catalogTable.map(_.identifier.unquotedString)
       .orElse(deltaIndex.flatMap(_.tableName)).orNull)
     out.put("delta_version", deltaIndex.map(d => Long.box(d.version)).orNull)

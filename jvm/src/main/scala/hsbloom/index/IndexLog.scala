@@ -11,7 +11,7 @@ import com.google.common.cache.{Cache, CacheBuilder}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 
-import hsbloom.catalog.ReadFacts
+import hsbloom.catalog.{ReadFacts, ReadOptions}
 
 /**
  * Reading an index's operation log (written by hsbloom/log.py), as the query
@@ -35,7 +35,8 @@ object IndexLog {
       fpp: Double,
       format: String,
       rootPaths: Seq[String],
-      options: Map[String, String],
+      /** The read options as recorded (`hsbloom.catalog.ReadOptions`): verbatim, hashed, and the hashes' salt. */
+      options: ReadOptions.Recorded,
       table: Option[String],
       deltaVersion: Option[Long],
       schema: Map[String, String],
@@ -74,8 +75,8 @@ object IndexLog {
     val fs = logPath.getFileSystem(conf)
     val entries = try {
       fs.listStatus(logPath).toSeq.filter(_.isFile).map(s => s -> s.getPath.getName)
-        .filter { case (_, n) => n.endsWith(".json") && !n.startsWith(".") && n.dropRight(5).forall(_.isDigit) && n.length > 5 }
-        .sortBy { case (_, n) => -n.dropRight(5).toLong }.map(_._1)
+        .flatMap { case (s, n) => LogStore.entryId(n).map(s -> _) }
+        .sortBy { case (_, id) => -id }.map(_._1)
     } catch { case _: FileNotFoundException => Nil }
     var result: Option[Entry] = None
     var position = 0
@@ -109,61 +110,101 @@ object IndexLog {
   }
 
   def read(path: Path, conf: Configuration, indexName: String): Entry = {
-    val fs = path.getFileSystem(conf)
-    val in = fs.open(path)
-    val text = try new String(in.readAllBytes(), UTF_8) finally in.close()
+    val text = LogStore.read(path.toString, conf)
+    if (text == null) throw new FileNotFoundException(s"log entry $path does not exist")
     parse(text, indexName)
   }
 
-  /** Parses one entry; throws IllegalArgumentException naming what is wrong. */
-  def parse(text: String, indexName: String): Entry = {
-    val root = mapper.readTree(text)
-    def req(node: JsonNode, name: String): JsonNode = Option(node.get(name)).filterNot(_.isNull)
-      .getOrElse(throw new IllegalArgumentException(s"log entry of index '$indexName' lacks '$name'"))
-    def opt(node: JsonNode, name: String): Option[JsonNode] = Option(node).flatMap(n => Option(n.get(name))).filterNot(_.isNull)
-    val format = req(root, "log_format").asInt
-    if (format != Layout.LogFormatVersion) {
-      throw new IllegalArgumentException(s"log entry of index '$indexName' has format $format; this hsbloom reads ${Layout.LogFormatVersion}")
+  /**
+   * Parses one entry; throws IllegalArgumentException naming the first field
+   * that is not what hsbloom writes. Whoever can write the system path can
+   * write an entry, so every value is checked for its type and range before it
+   * can become a path (data versions), a size or a class (the format), as
+   * Python's `hsbloom.index.stored` checks them.
+   */
+  def parse(entryText: String, indexName: String): Entry = {
+    val root = mapper.readTree(entryText)
+    def bad(what: String, node: JsonNode, must: String): Nothing = {
+      val shown = Option(node).map(_.toString).getOrElse("nothing")
+      throw new IllegalArgumentException(
+        s"log entry of index '$indexName': $what must be $must, got ${shown.take(60)}")
     }
-    val state = req(root, "state").asText
-    val config = opt(root, "config")
-    val source = opt(root, "source")
-    def strings(node: Option[JsonNode]): Seq[String] = node.map(_.elements.asScala.map(_.asText).toSeq).getOrElse(Nil)
-    def stringMap(node: Option[JsonNode]): Map[String, String] =
-      node.map(_.properties.asScala.map(e => e.getKey -> e.getValue.asText).toMap).getOrElse(Map.empty)
-    val dataVersion = opt(root, "data_version").map(_.asLong)
+    if (root == null || !root.isObject) bad("the entry", root, "a JSON object")
+    def opt(node: JsonNode, name: String): Option[JsonNode] = Option(node).flatMap(n => Option(n.get(name))).filterNot(_.isNull)
+    def req(node: JsonNode, name: String): JsonNode = opt(node, name)
+      .getOrElse(throw new IllegalArgumentException(s"log entry of index '$indexName' lacks '$name'"))
+    def long(node: JsonNode, what: String, max: Long = Long.MaxValue): Long =
+      if (node.isIntegralNumber && node.canConvertToLong && node.asLong >= 0 && node.asLong <= max) node.asLong
+      else bad(what, node, s"an integer from 0 to $max")
+    def text(node: JsonNode, what: String): String = if (node.isTextual) node.asText else bad(what, node, "a string")
+    def obj(node: JsonNode, what: String): JsonNode = if (node.isObject) node else bad(what, node, "a JSON object")
+    def array(node: JsonNode, what: String): Seq[JsonNode] =
+      if (node.isArray) node.elements.asScala.toSeq else bad(what, node, "a JSON array")
+    def strings(node: Option[JsonNode], what: String): Seq[String] =
+      node.map(n => array(n, what).map(text(_, s"an element of $what"))).getOrElse(Nil)
+    def stringMap(node: Option[JsonNode], what: String): Map[String, String] = node.map { n =>
+      obj(n, what).properties.asScala.map(e => e.getKey -> text(e.getValue, s"$what.${e.getKey}")).toMap
+    }.getOrElse(Map.empty)
+    def probability(node: JsonNode, what: String): Double =
+      if (node.isNumber && node.asDouble > 0 && node.asDouble < 1) node.asDouble
+      else bad(what, node, "a number strictly between 0 and 1")
+
+    val format = req(root, "log_format")
+    if (!format.isIntegralNumber || format.asLong != Layout.LogFormatVersion) {
+      throw new IllegalArgumentException(
+        s"log entry of index '$indexName' has format $format; this hsbloom reads ${Layout.LogFormatVersion}")
+    }
+    val state = text(req(root, "state"), "state")
+    if (!Layout.States.contains(state)) bad("state", req(root, "state"), Layout.States.mkString("one of ", ", ", ""))
+    val config = opt(root, "config").map(obj(_, "config"))
+    val source = opt(root, "source").map(obj(_, "source"))
+    val summary = opt(root, "summary").map(obj(_, "summary"))
+    config.flatMap(opt(_, "index_name")).foreach(text(_, "config.index_name"))
+    val dataVersion = opt(root, "data_version").map(long(_, "data_version", Layout.MaxDataVersion))
     // A version made of several data directories (an incremental refresh referring to earlier ones): oldest first,
     // ending with data_version. Absent (entries before hsbloom referred to parts): data_version alone.
-    val dataParts = opt(root, "data_parts").map(_.elements.asScala.map(_.asLong).toSeq).getOrElse(dataVersion.toSeq)
-    if (dataParts.nonEmpty && (dataParts.lastOption != dataVersion || dataParts.distinct.size != dataParts.size)) {
+    val dataParts = opt(root, "data_parts").map(n => array(n, "data_parts"))
+      .filter(_.nonEmpty).map(_.map(long(_, "an element of data_parts", Layout.MaxDataVersion)))
+      .getOrElse(dataVersion.toSeq)
+    if (dataParts.size > Layout.MaxDataParts || (dataParts.nonEmpty &&
+        (dataParts.lastOption != dataVersion || dataParts.distinct.size != dataParts.size))) {
       throw new IllegalArgumentException(s"log entry of index '$indexName' lists data parts " +
-        s"${dataParts.mkString(", ")} that do not end with its data version ${dataVersion.getOrElse("(none)")}")
+        s"${dataParts.take(10).mkString(", ")} that are not distinct, at most ${Layout.MaxDataParts}, and ending " +
+        s"with its data version ${dataVersion.getOrElse("(none)")}")
+    }
+    val sourceFormat = source.flatMap(opt(_, "format")).map(text(_, "source.format")).getOrElse("")
+    if (source.isDefined && !Layout.SourceFormats.contains(sourceFormat)) {
+      bad("source.format", source.get.get("format"), Layout.SourceFormats.mkString("one of ", ", ", ""))
     }
     // As built (the summary), else as configured (entries from before the fpp was sized from the file count).
-    def fppOf(built: String): Double = opt(root, "summary").flatMap(opt(_, built))
-      .orElse(config.flatMap(opt(_, "fpp")).filterNot(_.isNull)).map(_.asDouble).getOrElse(Double.NaN)
+    def fppOf(built: String): Double = summary.flatMap(opt(_, built)).map(probability(_, s"summary.$built"))
+      .orElse(config.flatMap(opt(_, "fpp")).map(probability(_, "config.fpp"))).getOrElse(Double.NaN)
     Entry(
-      indexName = config.flatMap(opt(_, "index_name")).map(_.asText).getOrElse(indexName),
-      id = req(root, "id").asLong,
+      indexName = indexName, // the directory's: paths are made from it, never from the entry
+      id = long(req(root, "id"), "id"),
       state = state,
-      indexedColumns = strings(config.flatMap(opt(_, "indexed_columns"))),
+      indexedColumns = strings(config.flatMap(opt(_, "indexed_columns")), "config.indexed_columns"),
       fpp = fppOf("file_fpp"),
-      format = source.flatMap(opt(_, "format")).map(_.asText).getOrElse(""),
-      rootPaths = strings(source.flatMap(opt(_, "root_paths"))),
-      options = stringMap(source.flatMap(opt(_, "options"))),
-      table = source.flatMap(opt(_, "table")).map(_.asText),
-      deltaVersion = source.flatMap(opt(_, "delta_version")).map(_.asLong),
-      schema = stringMap(source.flatMap(opt(_, "schema"))),
+      format = sourceFormat,
+      rootPaths = strings(source.flatMap(opt(_, "root_paths")), "source.root_paths"),
+      options = ReadOptions.Recorded(stringMap(source.flatMap(opt(_, "options")), "source.options")
+          .map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }, // older entries kept the user's spelling
+        stringMap(source.flatMap(opt(_, "hashed_options")), "source.hashed_options"),
+        source.flatMap(opt(_, "options_salt")).map(text(_, "source.options_salt")).getOrElse("")),
+      table = source.flatMap(opt(_, "table")).map(text(_, "source.table")),
+      deltaVersion = source.flatMap(opt(_, "delta_version")).map(long(_, "source.delta_version")),
+      schema = stringMap(source.flatMap(opt(_, "schema")), "source.schema"),
       dataVersion = dataVersion,
-      dataPath = opt(root, "data_path").map(_.asText),
-      columnSummaries = opt(root, "summary").flatMap(opt(_, "columns")).map(_.properties.asScala.map { e =>
-        val c = e.getValue
-        def count(name: String): Long = opt(c, name).map(_.asLong).getOrElse(-1L)
+      dataPath = opt(root, "data_path").map(text(_, "data_path")),
+      columnSummaries = summary.flatMap(opt(_, "columns")).map(obj(_, "summary.columns").properties.asScala.map { e =>
+        val c = obj(e.getValue, s"summary.columns.${e.getKey}")
+        def count(name: String): Long = opt(c, name).map(long(_, s"summary.columns.${e.getKey}.$name")).getOrElse(-1L)
         e.getKey -> ColumnSummary(count("num_rows"), count("num_nulls"), count("ndv"), count("global_filter_bytes"))
       }.toMap).getOrElse(Map.empty),
       dataParts = dataParts,
-      droppedFileIds = opt(root, "dropped_file_ids").map(_.elements.asScala.map(_.asLong).toSet).getOrElse(Set.empty),
-      readFacts = source.flatMap(opt(_, "read_facts")).map(n => stringMap(Some(n))),
+      droppedFileIds = opt(root, "dropped_file_ids").map(n => array(n, "dropped_file_ids")
+        .map(long(_, "an element of dropped_file_ids", Layout.MaxFileId)).toSet).getOrElse(Set.empty),
+      readFacts = source.flatMap(opt(_, "read_facts")).map(n => stringMap(Some(n), "source.read_facts")),
       sharedFpp = fppOf("shared_fpp"))
   }
 }

@@ -58,8 +58,36 @@ object Layout {
   /** States an operation ends in; the latest entry in one of them describes the index. */
   val StableStates: Set[String] = Set(Active, Deleted, DoesNotExist)
 
-  /** The name of data version `version`'s directory. */
-  def versionDir(version: Long): String = s"$VersionPrefix$version"
+  /**
+   * Bounds on what a log entry may hold, so that nothing of a crafted entry
+   * becomes a path, a size or a class (docs/security.md); Python's
+   * `hsbloom.index.stored` reads the same values from `json()`.
+   * A data version names the directory `v__=N`; the next version is the
+   * largest used + 1, which must still be an int.
+   */
+  val MaxDataVersion: Long = Int.MaxValue - 1L
+  /** File ids number the source files of one version. */
+  val MaxFileId: Long = Int.MaxValue.toLong
+  /** The data directories one version may read. */
+  val MaxDataParts = 1024
+  /** An entry larger than this is damage: readers check the size before reading it. */
+  val MaxLogEntryBytes: Long = 8L * 1024 * 1024
+  /** The formats an index is built from (a format name is also a class name to Spark). */
+  val SourceFormats: Seq[String] = Seq("parquet", "orc", "csv", "json", "delta")
+
+  /** The name of data version `version`'s directory; a version out of range is refused, never made a name. */
+  def versionDir(version: Long): String = {
+    require(version >= 0 && version <= MaxDataVersion, s"data version $version is not from 0 to $MaxDataVersion")
+    s"$VersionPrefix$version"
+  }
+
+  private val VersionDirName = "v__=(0|[1-9][0-9]{0,9})".r
+
+  /** N for a directory named `v__=N` with N in range, else None. */
+  def versionOf(directoryName: String): Option[Long] = directoryName match {
+    case VersionDirName(n) => Some(n.toLong).filter(_ <= MaxDataVersion)
+    case _ => None
+  }
 
   /**
    * The directory that holds this session's indexes, not yet qualified:
@@ -92,6 +120,12 @@ object Layout {
     root.put("blocks_dir", BlocksDir)
     root.put("zones_table", ZonesTable)
     root.put("data_layout", DataLayout)
+    root.put("max_data_version", MaxDataVersion)
+    root.put("max_file_id", MaxFileId)
+    root.put("max_data_parts", MaxDataParts)
+    root.put("max_log_entry_bytes", MaxLogEntryBytes)
+    val formats = root.putArray("source_formats")
+    SourceFormats.foreach(formats.add)
     val states = root.putArray("states")
     States.foreach(states.add)
     val stable = root.putArray("stable_states")

@@ -11,6 +11,11 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException, FileSystem, Path}
 import org.apache.hadoop.ipc.RemoteException
 
+/** A log entry over `Layout.MaxLogEntryBytes`: damage (or an attack), never parsed. */
+final class LogEntryTooLargeException(path: String)
+  extends java.io.IOException(s"log entry $path is larger than ${Layout.MaxLogEntryBytes} bytes, the most an entry may " +
+    "have: it was not written by hsbloom")
+
 /**
  * Storage of the operation log's entries (Python: hsbloom/log.py): small files
  * created only if absent, so that of several writers racing for the same entry
@@ -41,7 +46,12 @@ object LogStore {
     else createWithHadoop(fs, qualified, bytes)
   }
 
-  /** The entry at `path` as text, or null when there is none. */
+  /**
+   * The entry at `path` as text, or null when there is none. An entry larger
+   * than `Layout.MaxLogEntryBytes` is not one hsbloom wrote: it is refused
+   * (`LogEntryTooLargeException`) after reading at most one byte more than
+   * the bound, whatever size the file system reports.
+   */
   def read(path: String, conf: Configuration): String = {
     val (fs, qualified) = resolve(path, conf)
     val in = try fs.open(qualified) catch { case _: FileNotFoundException => return null }
@@ -51,10 +61,19 @@ object LogStore {
       var n = in.read(buffer)
       while (n >= 0) {
         out.write(buffer, 0, n)
+        if (out.size > Layout.MaxLogEntryBytes) throw new LogEntryTooLargeException(qualified.toString)
         n = in.read(buffer)
       }
       new String(out.toByteArray, UTF_8)
     } finally in.close()
+  }
+
+  private val EntryName = "([0-9]{1,20})\\.json".r
+
+  /** N for a log entry's file name `<N, 20 digits>.json` with N a Long, else None (not an entry). */
+  def entryId(fileName: String): Option[Long] = fileName match {
+    case EntryName(n) => n.toLongOption
+    case _ => None
   }
 
   /** Names of the visible files in directory `dir` (not starting with '.' or '_'); empty if it is absent. */

@@ -59,4 +59,19 @@ class LogStoreSuite extends AnyFunSuite {
     assert(LogStore.createIfAbsent(path, "{}", conf))
     assert(LogStore.read(path, conf) == "{}")
   }
+
+  test("an entry larger than the bound is refused after reading one byte past it; entry names are ASCII digits") {
+    val dir = Files.createTempDirectory("logstore-bound")
+    val atBound = dir.resolve("00000000000000000000.json")
+    Files.write(atBound, Array.fill(Layout.MaxLogEntryBytes.toInt)('x'.toByte))
+    assert(LogStore.read(atBound.toUri.toString, conf).length == Layout.MaxLogEntryBytes)
+    val over = dir.resolve("00000000000000000001.json")
+    Files.write(over, Array.fill(Layout.MaxLogEntryBytes.toInt + 1)('x'.toByte))
+    val e = intercept[LogEntryTooLargeException](LogStore.read(over.toUri.toString, conf))
+    assert(e.getMessage.contains("00000000000000000001.json is larger than 8388608 bytes"))
+    assert(LogStore.entryId("00000000000000000042.json").contains(42L))
+    assert(LogStore.entryId("09223372036854775807.json").contains(Long.MaxValue))
+    Seq("09223372036854775808.json", "\u0663.json", "-1.json", "1.json.tmp", ".1.json", "1e3.json")
+      .foreach(n => assert(LogStore.entryId(n).isEmpty, n))
+  }
 }
