@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 from hsbloom import jar
-from hsbloom.errors import UnsupportedSourceError
+from hsbloom.errors import EncryptedSourceError, UnsupportedSourceError
 
 
 @dataclass(frozen=True)
@@ -146,3 +146,25 @@ def resolve_source(
         user_schema=answer["user_schema"],
     )
     return source, tuple(answer["columns"])
+
+
+class _SizedFile(Protocol):
+    path: str
+    size: int
+
+
+def refuse_encrypted(spark: Any, df: Any, columns: Sequence[str], files: Iterable[_SizedFile], doing: str) -> None:
+    """EncryptedSourceError (naming a column or file, and the fix) when `doing` would index `columns` of `df` over
+    `files` although an indexed column is encrypted in one of them, or one's footer is (docs/security.md).
+
+    Called before an operation writes anything. It reads the files' footers only when the read is configured with
+    a Parquet crypto factory (otherwise nothing encrypted can be read, so a build over it fails in its scan).
+    """
+    listed = [{"path": f.path, "size": f.size} for f in files]
+    if not listed:
+        return
+    refusal = jar.jar_class(spark, "encrypted_columns").check(
+        jar.java_dataframe(df), json.dumps(list(columns)), json.dumps(listed)
+    )
+    if refusal is not None:
+        raise EncryptedSourceError(f"cannot {doing}: {refusal}. Nothing was written")
