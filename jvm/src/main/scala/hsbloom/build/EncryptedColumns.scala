@@ -37,16 +37,26 @@ object EncryptedColumns {
   private val mapper = new ObjectMapper()
 
   /**
+   * Whether `df`'s scan could read encrypted Parquet: a Parquet (or Delta) source read with a crypto factory.
+   * Python asks this first, so that without one no listing is sent to `check`.
+   */
+  def mayDecrypt(df: DataFrame): Boolean = readConf(df).exists(_.getTrimmed(CryptoFactory, "").nonEmpty)
+
+  /** What the build's scan of `df` reads Parquet with (the session's settings, the read's options over them). */
+  private def readConf(df: DataFrame): Option[Configuration] = {
+    val relation = df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs }
+      .getOrElse(throw new IllegalArgumentException("not a scan of files"))
+    Option.when(relation.fileFormat.isInstanceOf[ParquetFileFormat]) { // Delta's format is Parquet's too
+      df.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
+    }
+  }
+
+  /**
    * Entry point for Python: why `df` cannot be indexed on `columnsJson` (a JSON array of its resolved column
    * names) over the files `filesJson` (a JSON array of {"path", "size"}), naming one file; null when it can.
    */
   def check(df: DataFrame, columnsJson: String, filesJson: String): String = {
-    val relation = df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs }
-      .getOrElse(throw new IllegalArgumentException("not a scan of files"))
-    if (!relation.fileFormat.isInstanceOf[ParquetFileFormat]) return null // Delta's format is Parquet's too
-    // What the build's scan reads with: the session's configuration, the read's options over it.
-    val conf = df.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
-    if (conf.getTrimmed(CryptoFactory, "").isEmpty) return null
+    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return null)
     val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
     val listed = mapper.readTree(filesJson)
     val files = (0 until listed.size).map { i =>
