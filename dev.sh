@@ -72,7 +72,9 @@ case "$cmd" in
   test)
     setup
     log "running the Scala tests"
-    run_sbt test bench/compile  # the benchmarks' jar too, so a change that breaks it fails here
+    # The benchmarks compile too, so a change that breaks them fails here; the test KMS client's jar, which the
+    # Python tests that write encrypted Parquet put on their sessions' classpath (tests/conftest.py).
+    run_sbt test bench/compile testKms/package
     log "running pytest"
     # Two test processes (one per core, each with its own SparkSession): much of a test's time is Spark's
     # scheduling and the JVM's latency, not CPU. A test file runs whole in one process (its module fixtures).

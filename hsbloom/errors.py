@@ -23,6 +23,12 @@ class UnsupportedSourceError(HsbloomError, ValueError):
     """The DataFrame is not a plain scan of files, or an indexed column is unknown or of an unsupported type."""
 
 
+class EncryptedSourceError(UnsupportedSourceError):
+    """An indexed column is encrypted with Parquet modular encryption, or a source file's footer is: the index would
+    store in plaintext what the encryption hides (docs/security.md#encrypted-columns). Checked before anything is
+    written, at create and at every refresh."""
+
+
 class IndexNotFoundError(HsbloomError):
     """No index of that name exists (or it was vacuumed)."""
 

@@ -17,6 +17,7 @@ _CLASSES = {
     "index_build": "hsbloom.build.IndexBuild",
     "index_refresh": "hsbloom.build.IndexRefresh",
     "sources": "hsbloom.catalog.Sources",
+    "encrypted_columns": "hsbloom.build.EncryptedColumns",
     "index_catalog": "hsbloom.catalog.IndexCatalog",
     "index_damage": "hsbloom.index.IndexDamage",
     "index_verify": "hsbloom.index.IndexVerify",

@@ -49,6 +49,7 @@ lazy val compiledAgainstSpark = Seq(
 )
 
 lazy val root = (project in file("."))
+  .dependsOn(testKms % "test->compile")
   .settings(
     compiledAgainstSpark,
     name := "hsbloom",
@@ -90,4 +91,14 @@ lazy val bench = (project in file("bench"))
     Compile / packageBin / artifactPath := file("target") / "hsbloom-bench.jar",
     run / fork := true,
     run / javaOptions ++= Seq("--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-Xmx2g")
+  )
+
+// A KMS client for tests that write encrypted Parquet (hsbloom.testkms.TestKmsClient), kept out of the shipped
+// jar: on the Scala tests' classpath, and as target/hsbloom-test-kms.jar (../dev.sh test builds it) on the
+// classpath of the Python tests' sessions (tests/conftest.py).
+lazy val testKms = (project in file("testkms"))
+  .settings(
+    compiledAgainstSpark,
+    name := "hsbloom-test-kms",
+    Compile / packageBin / artifactPath := file("target") / "hsbloom-test-kms.jar"
   )

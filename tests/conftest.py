@@ -14,6 +14,8 @@ from healthy_index import copy, expected, healthy, other, source  # noqa: F401  
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL_VECTORS = ROOT / "tests" / "vectors" / "external"
+# The KMS client of the tests that write encrypted Parquet (jvm/testkms; ./dev.sh test builds it).
+TEST_KMS_JAR = ROOT / "jvm" / "target" / "hsbloom-test-kms.jar"
 
 
 @pytest.fixture(scope="session")
@@ -36,6 +38,7 @@ def spark(tmp_path_factory):
         .config("spark.driver.memory", "4g")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.hsbloom.system.path", str(warehouse / "indexes"))
+        .config("spark.driver.extraClassPath", str(TEST_KMS_JAR))  # configure() adds the hsbloom jar
     )
     # Under pytest-xdist each worker starts its own session; one at a time, so that two JVMs never resolve the
     # Delta package into the same Ivy cache at once (on a fresh machine that downloads it).

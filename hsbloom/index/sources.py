@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from hsbloom import jar
-from hsbloom.errors import UnsupportedSourceError
+from hsbloom.errors import EncryptedSourceError, UnsupportedSourceError
 from hsbloom.index import stored
 
 
@@ -172,3 +172,27 @@ def resolve_source(
         options_salt=answer["options_salt"],
     )
     return source, tuple(answer["columns"])
+
+
+class _SizedFile(Protocol):
+    """A listed file (SourceFile) or an appended one (FileFingerprint): what the check reads is its path and size."""
+
+    path: str
+    size: int
+
+
+def refuse_encrypted(spark: Any, df: Any, columns: Sequence[str], files: Sequence[_SizedFile], doing: str) -> None:
+    """EncryptedSourceError (naming a column or file, and the fix) when `doing` would index `columns` of `df` over
+    `files` although an indexed column is encrypted in one of them, or one's footer is (docs/security.md).
+
+    Called before an operation writes anything. It reads the files' footers only when the read is configured with
+    a Parquet crypto factory (otherwise nothing encrypted can be read, so a build over it fails in its scan), and
+    only then sends the listing to the jar.
+    """
+    encrypted_columns = jar.jar_class(spark, "encrypted_columns")
+    if not files or not encrypted_columns.mayDecrypt(jar.java_dataframe(df)):
+        return
+    listed = [{"path": f.path, "size": f.size} for f in files]
+    refusal = encrypted_columns.check(jar.java_dataframe(df), json.dumps(list(columns)), json.dumps(listed))
+    if refusal is not None:
+        raise EncryptedSourceError(f"cannot {doing}: {refusal}. Nothing was written")

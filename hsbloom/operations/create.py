@@ -9,7 +9,7 @@ from hsbloom.config import BFIndexConfig
 from hsbloom.errors import IndexExistsError, InvalidConfigError
 from hsbloom.index.layout import DATA_LAYOUT
 from hsbloom.index.log import LogEntry, State
-from hsbloom.index.sources import resolve_source
+from hsbloom.index.sources import refuse_encrypted, resolve_source
 from hsbloom.index.syspath import check_apart_from_source, check_writable
 from hsbloom.operations import build
 from hsbloom.operations.protocol import (
@@ -32,9 +32,10 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
     if not isinstance(config, BFIndexConfig):
         raise TypeError(f"create_index needs a BFIndexConfig, got {type(config).__name__}")
     ctx = IndexContext.open(spark, config.index_name)
-    listing = f"hsbloom: listing the source of index '{ctx.name}'"
+    listing = f"hsbloom: listing and checking the source of index '{ctx.name}'"
     with job_group(spark, job_group_id("create", ctx.name), listing, cancel_on_failure=False):
         source, columns = resolve_source(spark, df, config.indexed_columns)  # Delta runs jobs to list
+        refuse_encrypted(spark, df, columns, source.files, f"create index {ctx.name!r}")
     config = replace(config, indexed_columns=columns)
     if config.zones and source.format not in ZONE_FORMATS:
         raise InvalidConfigError(

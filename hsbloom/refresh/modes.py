@@ -10,7 +10,7 @@ from hsbloom.index.catalog import found_damage
 from hsbloom.index.layout import DATA_LAYOUT
 from hsbloom.index.listing import held_files
 from hsbloom.index.log import LogEntry, State
-from hsbloom.index.sources import SourceFile, resolve_source
+from hsbloom.index.sources import SourceFile, refuse_encrypted, resolve_source
 from hsbloom.operations.create import run_whole_build
 from hsbloom.operations.protocol import IndexContext, Operation, job_group, job_group_id, next_data_version, require_state
 from hsbloom.refresh.changes import SourceChanges, compare, current_dataframe, pending_changes
@@ -33,6 +33,8 @@ def refresh_index(spark: Any, name: str, mode: str = "full") -> RefreshResult:
     with job_group(spark, job_group_id("refresh", name), comparing, cancel_on_failure=False):
         df = current_dataframe(spark, base.source)
         changes = compare(spark, base, _held(ctx, base, mode), df)
+        if mode != "full":  # these keep the files the index holds; a full refresh checks every file (_full)
+            refuse_encrypted(spark, df, base.config.indexed_columns, changes.appended, f"refresh index {name!r}")
     stale = base.source.read_facts_difference(changes.current)
     if stale is not None and mode != "full":
         if mode == "incremental":
@@ -118,6 +120,9 @@ def _full(ctx: IndexContext, base: LogEntry, df: Any, changes: SourceChanges) ->
         source = changes.current
     else:
         source, _ = resolve_source(ctx.spark, df, list(base.config.indexed_columns))
+    checking = f"hsbloom: checking the source of index '{ctx.name}' for encrypted columns"
+    with job_group(ctx.spark, job_group_id("refresh", ctx.name), checking, cancel_on_failure=False):
+        refuse_encrypted(ctx.spark, df, base.config.indexed_columns, source.files, f"refresh index {ctx.name!r}")
     version = next_data_version(ctx)
     data_path = ctx.layout.data_path(version)
     op = Operation(ctx, base, "refresh")

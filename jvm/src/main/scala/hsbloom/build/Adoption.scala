@@ -1,8 +1,10 @@
 package hsbloom.build
 
 import scala.jdk.CollectionConverters._
+import scala.reflect.ClassTag
 import scala.util.control.NonFatal
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.DataType
@@ -127,20 +129,26 @@ object Adoption {
    */
   def run(df: DataFrame, request: BuildRequest, physical: Seq[String], types: Seq[DataType]): Outcome = {
     val spark = df.sparkSession
-    val sc = spark.sparkContext
     val zoneFpp = if (request.zones) Some(request.sharedFpp) else None
     val reads = new AdoptionReads(request.columns, physical, types, request.fpp, zoneFpp,
       HsbloomConf.BuildAdoptRowGroupSizedFilters.get(spark), request.maxBufferedHashes.toLong, request.dataPath)
-    val parts = if (request.files.size <= OnDriverMaxFiles) {
-      Seq(reads(request.files.iterator, spark.sessionState.newHadoopConf()))
-    } else {
-      val conf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConf()))
-      val tasks = math.max(1, math.min(request.files.size, sc.defaultParallelism))
-      sc.parallelize(request.files, tasks).mapPartitions(files => Iterator(reads(files, conf.value.value))).collect().toSeq
-    }
+    val parts = inParts(spark, request.files, spark.sessionState.newHadoopConf())(reads(_, _))
     val hashedWhy = parts.flatMap(_.hashed).groupBy(_._2).map { case (why, fs) => why -> fs.size }
     Outcome(parts.flatMap(_.adopted).toSet, parts.flatMap(_.stats), hashedWhy, parts.flatMap(_.fileRows),
       parts.flatMap(_.zoneRows))
+  }
+
+  /**
+   * `read` over all of `files`, in parts: one part on the driver for up to `OnDriverMaxFiles` files, else one part
+   * per task of one job of a task per core; the parts' results in order. `read` runs with `conf`.
+   */
+  def inParts[T: ClassTag](spark: SparkSession, files: Seq[ListedFile], conf: Configuration)(
+      read: (Iterator[ListedFile], Configuration) => T): Seq[T] = {
+    if (files.size <= OnDriverMaxFiles) return Seq(read(files.iterator, conf))
+    val sc = spark.sparkContext
+    val shared = sc.broadcast(new SerializableConfiguration(conf))
+    val tasks = math.max(1, math.min(files.size, sc.defaultParallelism))
+    sc.parallelize(files, tasks).mapPartitions(part => Iterator(read(part, shared.value.value))).collect().toSeq
   }
 
   /** `filter_source` of a file filter taken from the file's native filters. */

@@ -50,6 +50,8 @@ object NativeFilters {
     val tail = ParquetTail.open(path, conf, file.size).fold(why => return Left(why), identity)
     try {
       val footer = RowGroups.parse(tail.footer, path, conf)
+      // Nothing of an encrypted file is adopted: its filters may be encrypted with their columns' keys, and an
+      // index stores them in plaintext (create and refresh refuse such columns before the build: EncryptedColumns).
       if (footer.getFileMetaData.getEncryptionType != FileMetaData.EncryptionType.UNENCRYPTED) {
         return Left("encrypted columns")
       }

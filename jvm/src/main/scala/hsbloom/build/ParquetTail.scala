@@ -31,13 +31,19 @@ final class ParquetTail private (in: FSDataInputStream, val size: Long, val foot
 
 object ParquetTail {
   private val Magic = "PAR1".getBytes(StandardCharsets.US_ASCII)
+  /** The magic of a file whose footer is encrypted (Parquet modular encryption): unreadable without its key. */
+  private val EncryptedMagic = "PARE".getBytes(StandardCharsets.US_ASCII)
+
+  /** Why `open` gives no footer of a file whose footer is encrypted. */
+  val EncryptedFooter = "encrypted footer"
 
   /** Bytes read at the end of a file at first: the footer of a file of tens of row groups fits. */
   val TailBytes = 64 * 1024
 
   /**
-   * `path` opened, with its footer, when it is a plain (unencrypted) Parquet file of `fileSize` bytes; else
-   * why not. The caller closes it.
+   * `path` opened, with its footer, when it is a Parquet file of `fileSize` bytes whose footer is plain (its
+   * columns may still be encrypted: `EncryptedColumns`); else why not (`EncryptedFooter` for an encrypted one).
+   * The caller closes it.
    */
   def open(path: Path, conf: Configuration, fileSize: Long): Either[String, ParquetTail] = {
     val fs = path.getFileSystem(conf)
@@ -47,9 +53,10 @@ object ParquetTail {
     try {
       val tail = new Array[Byte](math.min(fileSize, TailBytes.toLong).toInt)
       in.readFully(fileSize - tail.length, tail)
-      if (!java.util.Arrays.equals(tail.takeRight(4), Magic)) {
+      val magic = tail.takeRight(4)
+      if (!java.util.Arrays.equals(magic, Magic)) {
         in.close()
-        return Left("not a plain Parquet footer (encrypted, or not Parquet)")
+        return Left(if (java.util.Arrays.equals(magic, EncryptedMagic)) EncryptedFooter else "not a Parquet file")
       }
       val length = ByteBuffer.wrap(tail, tail.length - 8, 4).order(ByteOrder.LITTLE_ENDIAN).getInt
       if (length <= 0 || length > fileSize - 12) {

@@ -1,0 +1,114 @@
+package hsbloom.build
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.parquet.crypto.ParquetCryptoRuntimeException
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+
+import hsbloom.shim.FileRelation
+
+/**
+ * The refusal to index what Parquet modular encryption protects (docs/security.md#encrypted-columns).
+ *
+ * An index stores, per file and column, a Bloom filter of the values and the row and null counts, in plaintext.
+ * Of an encrypted column it would tell anyone who can read the index whether a value is in the table and which
+ * file holds it (Parquet encrypts a column's own Bloom filter with the column's key for this reason); of a file
+ * whose footer is encrypted, also the counts and the schema that footer hides. Until the index is encrypted with
+ * the columns' keys, create and every refresh ask this check before they write anything, and are refused when an
+ * indexed column is encrypted in any file (a plaintext footer says which columns are) or any file's footer is
+ * encrypted (its magic is `PARE`, and nothing of it can be read without the key).
+ *
+ * What it reads: nothing when the read has no crypto factory (`parquet.crypto.factory.class`, in the session or
+ * in the read's options). parquet-java's readers, Spark's among them, then have no keys, so a build over an
+ * encrypted column or footer fails in its scan before it stores a value. Else each file's footer once
+ * (`ParquetTail`: one read of its last 64 KiB), on the driver for up to two files, else in one job
+ * (`Adoption.inParts`).
+ */
+object EncryptedColumns {
+  /** The Hadoop setting through which parquet-java's readers get the keys to decrypt with. */
+  val CryptoFactory = "parquet.crypto.factory.class"
+
+  private val mapper = new ObjectMapper()
+
+  /**
+   * Whether `df`'s scan could read encrypted Parquet: a Parquet (or Delta) source read with a crypto factory.
+   * Python asks this first, so that without one no listing is sent to `check`.
+   */
+  def mayDecrypt(df: DataFrame): Boolean = readConf(df).exists(_.getTrimmed(CryptoFactory, "").nonEmpty)
+
+  /** What the build's scan of `df` reads Parquet with (the session's settings, the read's options over them). */
+  private def readConf(df: DataFrame): Option[Configuration] = {
+    val relation = df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs }
+      .getOrElse(throw new IllegalArgumentException("not a scan of files"))
+    Option.when(relation.fileFormat.isInstanceOf[ParquetFileFormat]) { // Delta's format is Parquet's too
+      df.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
+    }
+  }
+
+  /**
+   * Entry point for Python: why `df` cannot be indexed on `columnsJson` (a JSON array of its resolved column
+   * names) over the files `filesJson` (a JSON array of {"path", "size"}), naming one file; null when it can.
+   */
+  def check(df: DataFrame, columnsJson: String, filesJson: String): String = {
+    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return null)
+    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
+    val listed = mapper.readTree(filesJson)
+    val files = (0 until listed.size).map { i =>
+      ListedFile(i, listed.get(i).get("path").asText, listed.get(i).get("size").asLong, 0L)
+    }
+    // Delta's column mapping by id leaves the columns' names in the files unknown: any encrypted column counts.
+    val stored = Adoption.physicalNames(df, columns).fold(_ => columns.map(_ => None), _.map(Some(_)))
+    val indexed = columns.zip(stored)
+    Adoption.inParts(df.sparkSession, files, conf)((part, c) => part.flatMap(refusal(_, indexed, c)).nextOption())
+      .flatten.headOption.orNull
+  }
+
+  /**
+   * Why `file` cannot be indexed on `columns` (each with its name in the Parquet files; None when unknown), as
+   * the user reads it; None when it can. A file that cannot be read at all is not refused here: the build fails on it.
+   */
+  def refusal(file: ListedFile, columns: Seq[(String, Option[String])], conf: Configuration): Option[String] = {
+    val path = new Path(file.path)
+    val footerHidden = footerRefused(columns.map(_._1), file.path, _)
+    val opened = try ParquetTail.open(path, conf, file.size) catch { case NonFatal(_) => return None }
+    opened match {
+      case Left(ParquetTail.EncryptedFooter) => Some(footerHidden("has an encrypted footer"))
+      case Left(_) => None
+      case Right(tail) => try {
+        val chunks = RowGroups.parse(tail.footer, path, conf).getBlocks.asScala.flatMap(_.getColumns.asScala)
+        columns.collectFirst {
+          case (name, stored) if chunks.exists(c => c.isEncrypted && holds(c, stored)) => columnRefused(name, file.path)
+        }
+      } catch {
+        case e: ParquetCryptoRuntimeException => Some(footerHidden(s"has a footer read only with keys (${e.getMessage})"))
+        case NonFatal(_) => None
+      } finally tail.close()
+    }
+  }
+
+  /** Whether `chunk` is of the column stored as `stored` (matched as Spark's reader may: ignoring case); None: any. */
+  private def holds(chunk: ColumnChunkMetaData, stored: Option[String]): Boolean = {
+    val path = chunk.getPath.toArray
+    stored.forall(name => path.length == 1 && path(0).equalsIgnoreCase(name))
+  }
+
+  private val Planned = "an index encrypted with the columns' keys is planned (docs/security.md#encrypted-columns)"
+
+  private def columnRefused(column: String, file: String): String =
+    s"column '$column' is encrypted (Parquet modular encryption; for one, in $file), and the index would store " +
+      "which values each file holds in plaintext: anyone who can read the index, without the column's key, could " +
+      "learn whether a value is in the table and which file holds it. Index other columns of this table, or keep " +
+      s"this column unencrypted; $Planned"
+
+  private def footerRefused(columns: Seq[String], file: String, how: String): String =
+    columns.map(c => s"column '$c'").mkString(", ") + s" cannot be indexed: $file $how (Parquet modular " +
+      "encryption), and the index would store in plaintext what that footer hides: its row and null counts, its " +
+      "schema, and which values it holds. No column of a table with encrypted footers can be indexed: write it " +
+      s"with parquet.encryption.plaintext.footer=true to index its unencrypted columns, or keep it unencrypted; $Planned"
+}
