@@ -24,6 +24,7 @@ _CLASSES = {
     "index_tables": "hsbloom.index.IndexTables",
     "source_listing": "hsbloom.index.SourceListing",
     "log_store": "hsbloom.index.LogStore",
+    "index_permissions": "hsbloom.index.IndexPermissions",
     "global_filter": "hsbloom.index.GlobalFilter",
     "global_filter_ref": "hsbloom.index.GlobalFilterRef",
     "sbbf": "hsbloom.sbbf.Sbbf",
