@@ -1,6 +1,8 @@
 package hsbloom.index
 
-import java.io.IOException
+import java.io.{FileNotFoundException, IOException}
+import java.nio.file.{Files, NoSuchFileException, Paths}
+import java.nio.file.attribute.{PosixFileAttributes, PosixFilePermissions}
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -78,6 +80,7 @@ object IndexPermissions {
     apply(new Path(indexDir), roots, spark.sessionState.newHadoopConf())
   }
 
+  /** The same with the source's roots as paths and a Hadoop configuration, whatever the setting. */
   def apply(indexDir: Path, sourceRoots: Seq[Path], conf: Configuration): Unit = {
     val fs = indexDir.getFileSystem(conf)
     val dir = fs.makeQualified(indexDir)
@@ -100,7 +103,7 @@ object IndexPermissions {
       if (fs.getUri != indexFs.getUri) None
       else {
         val qualified = fs.makeQualified(root)
-        Some(Root(fs.getFileStatus(qualified), aclEntries(fs, qualified)))
+        Some(Root(statusOf(fs, qualified), aclEntries(fs, qualified)))
       }
     } catch {
       case NonFatal(e) => throw new NotApplied(s"cannot read the permission of the source's directory $root ($e): " +
@@ -131,18 +134,28 @@ object IndexPermissions {
     Target(new FsPermission(FsAction.ALL, groupActions.reduce(_.and(_)), other), shared, copied)
   }
 
-  /** Creates `dir` closed if absent, then gives it `target`, never more open than `target` on the way. */
+  /**
+   * Creates `dir` closed if absent, then gives it `target`, never more open than `target` on the way. What is
+   * already as it should be is not written again (on HDFS every change is a NameNode edit; refreshes are many).
+   */
   private def giveTo(fs: FileSystem, dir: Path, target: Target): Unit = {
-    if (!fs.exists(dir)) {
-      fs.mkdirs(dir, OwnerOnly)
-      fs.setPermission(dir, OwnerOnly) // mkdirs applies the umask
+    val status = try statusOf(fs, dir) catch {
+      case _: FileNotFoundException =>
+        fs.mkdirs(dir, OwnerOnly)
+        fs.setPermission(dir, OwnerOnly) // mkdirs applies the umask
+        statusOf(fs, dir)
+    }
+    var mode = status.getPermission
+    def setMode(permission: FsPermission): Unit = if (permission != mode) {
+      fs.setPermission(dir, permission)
+      mode = permission
     }
     val narrowed = narrow(target.permission)
     val hasGroup = target.group match {
       case None => false
-      case Some(group) if group == fs.getFileStatus(dir).getGroup => true
+      case Some(group) if group == status.getGroup => true
       case Some(group) =>
-        fs.setPermission(dir, narrowed) // whichever group the directory has meanwhile gets only what others get
+        setMode(narrowed) // whichever group the directory has meanwhile gets only what others get
         try { fs.setOwner(dir, null, group); true }
         catch { case _: IOException => false } // not a member of the group: the index keeps its own, narrowed
     }
@@ -151,13 +164,29 @@ object IndexPermissions {
       if (isOwningGroup(e)) withAction(e, e.getPermission.and(permission.getOtherAction)) else e
     }
     aclEntries(fs, dir) match {
-      case None => fs.setPermission(dir, permission)
-      case Some(_) if entries.nonEmpty => fs.setAcl(dir, wholeAcl(permission, entries).asJava)
-      case Some(current) =>
-        if (current.nonEmpty) fs.removeAcl(dir) // e.g. taken from the system path's default ACL
+      case None => setMode(permission)
+      case Some(current) if entries.nonEmpty =>
+        if (current.toSet != entries.toSet || mode != permission) fs.setAcl(dir, wholeAcl(permission, entries).asJava)
+      case Some(current) if current.nonEmpty => // e.g. taken from the system path's default ACL
+        fs.removeAcl(dir)
         fs.setPermission(dir, permission)
+      case Some(_) => setMode(permission)
     }
   }
+
+  /**
+   * A path's status with its mode bits and group. On `file:` the JVM reads them itself: without its native
+   * library (as in pyspark), Hadoop's local file system forks `stat` for them, about 10 ms a path.
+   */
+  private def statusOf(fs: FileSystem, path: Path): FileStatus =
+    if (path.toUri.getScheme != "file") fs.getFileStatus(path)
+    else {
+      val attributes = try Files.readAttributes(Paths.get(path.toUri), classOf[PosixFileAttributes])
+      catch { case e: NoSuchFileException => throw new FileNotFoundException(s"$path does not exist ($e)") }
+      val mode = FsPermission.valueOf("-" + PosixFilePermissions.toString(attributes.permissions))
+      new FileStatus(0, attributes.isDirectory, 1, 0, 0, 0, mode, attributes.owner.getName, attributes.group.getName,
+        path)
+    }
 
   /** `permission` whose group gets only what others get: for a group the source did not name. */
   private def narrow(permission: FsPermission): FsPermission =

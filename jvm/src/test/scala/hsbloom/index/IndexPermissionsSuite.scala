@@ -117,6 +117,10 @@ class IndexPermissionsSuite extends AnyFunSuite {
     local.mkdirs(index.getParent)
     IndexPermissions.apply(index, roots, conf)
     assert(modeAndGroup(index) == ("rwxr-x---", "daemon"))
+    val changed = Files.getAttribute(java.nio.file.Paths.get(index.toUri), "unix:ctime")
+    Thread.sleep(20)
+    IndexPermissions.apply(index, roots, conf) // nothing to change: nothing is written (the inode is unchanged)
+    assert(Files.getAttribute(java.nio.file.Paths.get(index.toUri), "unix:ctime") == changed)
 
     local.setPermission(roots(1), mode("700")) // closed later: the next application closes the index
     IndexPermissions.apply(index, roots, conf)
