@@ -58,6 +58,12 @@ class SystemPathError(HsbloomError):
     writable, or inside (or containing) the source's directory. Checked before anything is written."""
 
 
+class IndexPermissionsError(HsbloomError):
+    """The index directory could not be given its source's permission (spark.hsbloom.index.permissions): the source's
+    directory cannot be read, or the index directory's mode, group or ACL cannot be set. Raised before the
+    operation writes anything."""
+
+
 class OperationFailedError(HsbloomError):
     """An index operation failed for a reason hsbloom has no more specific error for (the cause is chained)."""
 

@@ -41,7 +41,8 @@ class Hyperspace:
 
         Raises InvalidConfigError / UnsupportedSourceError before writing anything, IndexExistsError
         if the name is taken, ConcurrentOperationError if another writer is at work on it, and
-        IndexBuildError (with the cause chained) if the build fails, after undoing its effects.
+        IndexBuildError (with the cause chained) if the build fails, after undoing its effects. The index
+        directory gets the source's permission (IndexPermissionsError if it cannot: docs/security.md).
         """
         with self._operation("create", getattr(config, "index_name", None)):
             create.create_index(self.spark, df, config)
@@ -79,7 +80,8 @@ class Hyperspace:
         files and drops deleted ones, "quick" only records the changes (queries read appended files).
 
         Returns what was done (`refreshed` is False, and nothing is written, when there was nothing to do).
-        The previous version stays in use until the new one is ACTIVE (docs/refresh.md).
+        The previous version stays in use until the new one is ACTIVE (docs/refresh.md). Every refresh gives
+        the index directory the source's permission again (docs/security.md).
         """
         with self._operation("refresh", name):
             return refresh_index(self.spark, name, mode)

@@ -26,6 +26,7 @@ _CLASSES = {
     "source_listing": "hsbloom.index.SourceListing",
     "log_store": "hsbloom.index.LogStore",
     "index_directories": "hsbloom.index.IndexDirectories",
+    "index_permissions": "hsbloom.index.IndexPermissions",
     "global_filter": "hsbloom.index.GlobalFilter",
     "global_filter_ref": "hsbloom.index.GlobalFilterRef",
     "sbbf": "hsbloom.sbbf.Sbbf",

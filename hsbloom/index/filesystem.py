@@ -7,16 +7,19 @@ configured by the session's Hadoop configuration.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Sequence
+
+from py4j.protocol import Py4JJavaError
 
 from hsbloom import jar
+from hsbloom.errors import IndexPermissionsError
 from hsbloom.index import stored
 from hsbloom.index.layout import IndexLayout
 
 
-
 class HadoopFileSystem:
-    """Directory-level operations (exists, list, delete, size) on Hadoop paths."""
+    """Directory-level operations (exists, list, delete, size, permission) on Hadoop paths."""
 
     def __init__(self, spark: Any) -> None:
         self._spark = spark
@@ -59,3 +62,14 @@ class HadoopFileSystem:
         if not fs.exists(jpath):
             return 0
         return int(fs.getContentSummary(jpath).getLength())
+
+    def give_source_permission(self, index_path: str, source_roots: Sequence[str]) -> None:
+        """Give the index directory its source's permission, creating it closed if absent (the jar's
+        IndexPermissions: read access to an index is read access to membership of the indexed values).
+        IndexPermissionsError, naming the problem and the fix, when it cannot."""
+        try:
+            jar.jar_class(self._spark, "index_permissions").apply(
+                jar.java_session(self._spark), index_path, json.dumps(list(source_roots))
+            )
+        except Py4JJavaError as exc:
+            raise IndexPermissionsError(str(exc.java_exception.getMessage())) from exc

@@ -53,6 +53,7 @@ def create_index(spark: Any, df: Any, config: BFIndexConfig) -> LogEntry:
         )
         raise IndexExistsError(f"index {ctx.name!r} already exists ({base.state.value}); {advice}")
 
+    ctx.fs.give_source_permission(ctx.layout.index_path, source.root_paths)  # before the first log entry
     version = next_data_version(ctx)
     op = Operation(ctx, base, "create")
     begin = LogEntry(

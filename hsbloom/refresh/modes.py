@@ -29,6 +29,8 @@ def refresh_index(spark: Any, name: str, mode: str = "full") -> RefreshResult:
     ctx = IndexContext.open(spark, name)
     base = require_state(ctx, {State.ACTIVE}, "refresh")
     assert base.source is not None and base.config is not None
+    # Every refresh, even one with nothing to do: the table may have been closed since the last.
+    ctx.fs.give_source_permission(ctx.layout.index_path, base.source.root_paths)
     comparing = f"hsbloom: comparing index '{name}' with its source"
     with job_group(spark, job_group_id("refresh", name), comparing, cancel_on_failure=False):
         df = current_dataframe(spark, base.source)

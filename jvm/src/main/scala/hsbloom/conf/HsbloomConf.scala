@@ -45,6 +45,12 @@ object HsbloomConf {
     Setting(key, default, default.toString, "int", doc)(_.toInt)
   private def boolean(key: String, default: Boolean, doc: String): Setting[Boolean] =
     Setting(key, default, default.toString, "boolean", doc)(_.toBoolean)
+  /** A setting whose value is one of `choices` (any case); another value fails with the key and the choices. */
+  private def choice(key: String, choices: Seq[String], doc: String): Setting[String] =
+    Setting(key, choices.head, choices.head, choices.mkString(" | "), doc) { value =>
+      choices.find(_.equalsIgnoreCase(value)).getOrElse(throw new IllegalArgumentException(
+        s"$key must be one of ${choices.mkString(", ")}; got '$value'"))
+    }
 
   val Enabled: Setting[Boolean] = Setting("spark.hsbloom.enabled", false, "false", "boolean",
     "Whether queries use hsbloom's indexes to skip files; any value other than true (any case) is false.")(
@@ -53,6 +59,15 @@ object HsbloomConf {
   val SystemPath: Setting[Option[String]] = Setting[Option[String]]("spark.hsbloom.system.path", None,
     "<spark.sql.warehouse.dir>/_hsbloom", "path",
     "The directory that holds every index of the session (its log and data).")(Some(_))
+
+  /** `IndexPermissions`' values: the index directory gets its source's permission, or the file system's default. */
+  val PermissionsSource = "source"
+  val PermissionsInherit = "inherit"
+
+  val IndexPermissions: Setting[String] = choice("spark.hsbloom.index.permissions",
+    Seq(PermissionsSource, PermissionsInherit),
+    "Whose permission an index directory gets at create and every refresh: source gives it the source " +
+      "directory's (mode bits, group, ACL entries), inherit leaves it to the file system (umask, parent's ACL).")
 
   val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L,
     "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again (in the " +
@@ -98,7 +113,7 @@ object HsbloomConf {
     "Executor memory for the global filters joins have loaded, least recently used first out.")
 
   /** Every setting, in the order docs/configuration.md lists them. */
-  val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, CatalogRefreshIntervalMs, CacheMaxBytes, CacheBlockBytes,
+  val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, IndexPermissions, CatalogRefreshIntervalMs, CacheMaxBytes, CacheBlockBytes,
     ZonesEnabled, BuildAdoptNativeFilters, BuildAdoptRowGroupSizedFilters, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
 
   /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for Python. */
