@@ -14,7 +14,6 @@ from py4j.protocol import Py4JJavaError
 
 from hsbloom import jar
 from hsbloom.errors import IndexPermissionsError
-from hsbloom.index import stored
 from hsbloom.index.layout import IndexLayout
 
 
@@ -47,14 +46,13 @@ class HadoopFileSystem:
 
     def delete_data_version(self, layout: IndexLayout, version: int, child: str | None = None) -> None:
         """Remove data version `version` of the index (or only `child`, a directory hsbloom writes inside it);
-        nothing happens when it is absent. The jar builds the path from the checked version and removes a link
+        nothing happens when it is absent. The jar checks the version, builds the path from it and removes a link
         as a link (hsbloom.index.IndexDirectories): the only way hsbloom deletes under the system path."""
         directories = jar.jar_class(self._spark, "index_directories")
-        checked = stored.data_version(version, "a data version")
         if child is None:
-            directories.deleteVersion(layout.index_path, checked, self.hadoop_conf)
+            directories.deleteVersion(layout.index_path, version, self.hadoop_conf)
         else:
-            directories.deleteInVersion(layout.index_path, checked, child, self.hadoop_conf)
+            directories.deleteInVersion(layout.index_path, version, child, self.hadoop_conf)
 
     def size(self, path: str) -> int:
         """Total bytes of the files under `path` (0 when absent)."""

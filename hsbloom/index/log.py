@@ -13,8 +13,8 @@ docs/design/log.md for the format.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import socket
 import threading
 import time
@@ -24,9 +24,11 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Iterator
 
+from py4j.protocol import Py4JJavaError
+
 from hsbloom import jar
 from hsbloom.config import DEFAULT_FPP, BFIndexConfig
-from hsbloom.errors import CorruptLogError, IndexStateError, first_line
+from hsbloom.errors import CorruptLogError, IndexStateError
 from hsbloom.index import stored
 from hsbloom.index.sources import FileFingerprint, Source
 from hsbloom.version import __version__
@@ -34,6 +36,7 @@ from hsbloom.version import __version__
 LOG_FORMAT_VERSION = 1
 _ID_DIGITS = 20
 _ENTRY_NAME = re.compile(r"([0-9]{1,20})\.json")
+_TOO_LARGE = "hsbloom.index.LogEntryTooLargeException"  # what LogStore.read throws for an entry over the bound
 
 
 class State(str, Enum):
@@ -159,8 +162,7 @@ class PendingChanges:
             checked_ms=stored.integer(data.get("checked_ms"), "pending.checked_ms"),
             delta_version=stored.optional_integer(data.get("delta_version"), "pending.delta_version"),
             appended=tuple(
-                FileFingerprint.from_dict(stored.mapping(f, f"pending.appended[{i}]"))
-                for i, f in enumerate(stored.sequence(data.get("appended"), "pending.appended"))
+                FileFingerprint.from_dict(f) for f in stored.sequence(data.get("appended"), "pending.appended")
             ),
             deleted_file_ids=tuple(
                 stored.integer(i, "pending.deleted_file_ids[]", stored.MAX_FILE_ID)
@@ -261,7 +263,6 @@ class LogEntry:
         version = stored.data_version(data["data_version"]) if data.get("data_version") is not None else None
         config = stored.optional_mapping(data.get("config"), "config")
         source = stored.optional_mapping(data.get("source"), "source")
-        pending = stored.optional_mapping(data.get("pending"), "pending")
         return cls(
             id=stored.integer(data.get("id"), "id"),
             state=State(data.get("state")),
@@ -285,7 +286,7 @@ class LogEntry:
             data_layout=stored.optional_integer(data.get("data_layout"), "data_layout", 1000),
             summary=stored.summary(data.get("summary")),
             message=stored.optional_text(data.get("message"), "message"),
-            pending=PendingChanges.from_dict(pending) if pending else None,
+            pending=PendingChanges.from_dict(data["pending"]) if data.get("pending") else None,
         )
 
 
@@ -315,7 +316,8 @@ class OperationLog:
         """The ids of the entries in the log directory: files named `<N, 20 digits>.json` (other files are not
         entries), with N a Long, as the jar reads them (`LogStore.entryId`)."""
         names = self._store.list(self.log_path, self._hadoop_conf)
-        return sorted(int(m.group(1)) for n in names if (m := _ENTRY_NAME.fullmatch(n)) and int(m.group(1)) <= stored.MAX_LONG)
+        ids = (int(m.group(1)) for m in map(_ENTRY_NAME.fullmatch, names) if m)
+        return sorted(i for i in ids if i <= stored.MAX_LONG)
 
     @property
     def index_name(self) -> str:
@@ -334,10 +336,10 @@ class OperationLog:
         path = self.entry_path(entry_id)
         try:
             text = self._store.read(path, self._hadoop_conf)
-        except Exception as exc:  # py4j's error for a JVM exception; only LogStore's size bound is damage
-            if "LogEntryTooLargeException" not in first_line(exc):
+        except Py4JJavaError as exc:  # of the JVM's errors, only LogStore's size bound is damage
+            if exc.java_exception.getClass().getName() != _TOO_LARGE:
                 raise
-            raise CorruptLogError(f"{first_line(exc).split(': ', 1)[-1]}. {self._fix()}") from exc
+            raise CorruptLogError(f"{exc.java_exception.getMessage()}. {self._fix()}") from exc
         if text is None:
             raise CorruptLogError(f"log entry {path} does not exist. {self._fix()}")
         try:

@@ -53,6 +53,7 @@ class FileFingerprint:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "FileFingerprint":
+        data = stored.mapping(data, "a file")
         return cls(
             path=stored.text(data.get("path"), "file path"),
             size=stored.integer(data.get("size"), "file size"),

@@ -6,7 +6,7 @@ or a size, a format name a class Spark loads. Every value the log parser takes f
 of these functions, which return it with its Python type or raise ValueError naming the field and what it must
 be; the parser turns that into CorruptLogError (docs/security.md, docs/design/log.md).
 
-The bounds are the jar's (`hsbloom.index.Layout`, tests/test_layout.py compares them), so an entry one side
+The bounds are the jar's (`hsbloom.index.Layout`; tests/test_log_safety.py compares them), so an entry one side
 accepts the other side accepts too.
 """
 
@@ -24,7 +24,7 @@ MAX_FILE_ID = 2**31 - 1
 # long before this).
 MAX_DATA_PARTS = 1024
 # A log entry larger than this is damage, not an entry hsbloom wrote (an entry lists no source files since data
-# layout 4; the largest part is a quick refresh's pending appended files). Readers check the size before reading.
+# layout 4; the largest part is a quick refresh's pending appended files). Readers stop one byte past it.
 MAX_LOG_ENTRY_BYTES = 8 * 1024 * 1024
 # Source formats an index can be built from: a format name is also a class name to Spark, so nothing else is read.
 SOURCE_FORMATS = ("parquet", "orc", "csv", "json", "delta")

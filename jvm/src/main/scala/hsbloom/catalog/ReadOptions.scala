@@ -24,7 +24,7 @@ import org.apache.spark.sql.internal.SQLConf
  *    verbatim: a refresh reads the source with them, and a scan with other
  *    values is not covered;
  *  - '''never written''': names that hold credentials or key material
- *    (`isSecret`: Spark's redaction pattern, `fs.*`, `parquet.encryption.*`
+ *    (Spark's redaction pattern, `fs.*`, `parquet.encryption.*`
  *    and words such as key, secret, token, password). They do not change the
  *    values read (a wrong key fails the read; it does not read other values),
  *    so they are not compared either;
@@ -64,10 +64,6 @@ object ReadOptions {
     ("(?i)(^fs\\.|^parquet\\.encryption\\.|^parquet\\.crypto\\.|secret|password|passwd|token|credential|" +
       "key|sas|signature|auth|kms|cert|private)").r
 
-  /** True for an option name that may hold a secret: never written, not compared. */
-  def isSecret(name: String, conf: SQLConf): Boolean =
-    !ValueDeciding.contains(name.toLowerCase(Locale.ROOT)) &&
-      (SecretWords.findFirstIn(name).isDefined || conf.redactOptions(Map(name -> "x"))(name) != "x")
 
   /** What the log records of `options` (a scan's, as given), with a new random salt. */
   def record(options: Map[String, String], conf: SQLConf): Recorded = {
@@ -82,9 +78,13 @@ object ReadOptions {
       case m: CaseInsensitiveMap[String @unchecked] => m.originalMap // the keys as the user spelled them
       case m => m
     }).filter { case (k, _) => !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths") }
-      .map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
-    val kept = asGiven.filter { case (k, _) => !isSecret(k, conf) }
-    val (verbatim, other) = kept.partition { case (k, _) => ValueDeciding.contains(k) }
+    val redacted = conf.redactOptions(asGiven) // Spark's redaction pattern, once for the whole scan
+    // A name that may hold a secret (never written, not compared), unless it is a known value-deciding option.
+    def isSecret(name: String): Boolean = SecretWords.findFirstIn(name).isDefined || redacted(name) != asGiven(name)
+    val (verbatim, other) = asGiven.toSeq.map { case (k, v) => (k, k.toLowerCase(Locale.ROOT), v) }
+      .filter { case (k, lower, _) => ValueDeciding.contains(lower) || !isSecret(k) }
+      .map { case (_, lower, v) => lower -> v }.toMap
+      .partition { case (k, _) => ValueDeciding.contains(k) }
     Recorded(verbatim, other.map { case (k, v) => k -> hmac(salt, k, v) }, salt)
   }
 
