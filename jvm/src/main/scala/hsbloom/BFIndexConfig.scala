@@ -1,0 +1,109 @@
+package hsbloom
+
+import java.util.Locale
+
+/**
+ * What to index and how: a Bloom filter index over `indexedColumns` of one source, checked when it is
+ * constructed (a bad value is `HsbloomException.InvalidConfig` naming the argument and what it must be).
+ *
+ *  - `indexName`: letters, digits, '_', '-', '.'; not starting with '.'; no '..'; at most 128 characters. It
+ *    becomes a directory name under the system path, so nothing that could leave that directory is allowed.
+ *  - `indexedColumns`: top-level column names, at least one, no duplicates.
+ *  - `expectedNumItems`: distinct values to size every file's filter for; None sizes each file's filter from
+ *    that file's own data.
+ *  - `fpp`: the false-positive probability of every filter, strictly between 0 and 1; None sizes each file's
+ *    filter from the number of files (`fileFpp`), and the global filter and zones get `DefaultFpp`.
+ *  - `globalFilter`: also build one filter per column over all files (for joins).
+ *  - `granularity`: "file" (one filter per file and column) or "row_group" (also one per row group of each
+ *    Parquet file: a zone).
+ *
+ * The same rules as Python's `hsbloom.BFIndexConfig` (tests/test_sql.py runs both over one list of bad values).
+ */
+final case class BFIndexConfig(
+    indexName: String,
+    indexedColumns: Seq[String],
+    expectedNumItems: Option[Long] = None,
+    fpp: Option[Double] = None,
+    globalFilter: Boolean = true,
+    granularity: String = BFIndexConfig.FileGranularity) {
+  BFIndexConfig.validateName(indexName)
+  BFIndexConfig.validateColumns(indexedColumns)
+  expectedNumItems.foreach { n =>
+    if (n <= 0) throw HsbloomException.invalidConfig(s"expected_num_items must be positive, got $n")
+  }
+  fpp.foreach { p =>
+    if (!(p > 0 && p < 1)) throw HsbloomException.invalidConfig(s"fpp must be strictly between 0 and 1, got $p")
+  }
+  if (!BFIndexConfig.Granularities.contains(granularity)) {
+    throw HsbloomException.invalidConfig(
+      s"granularity must be one of ${BFIndexConfig.Granularities.map(g => s"'$g'").mkString(", ")}, got '$granularity'")
+  }
+
+  /** Whether the index keeps a filter per row group too (granularity "row_group"). */
+  def zones: Boolean = granularity == BFIndexConfig.RowGroupGranularity
+
+  /** The false-positive probability of each file's filter in a version of `numFiles` files. */
+  def fileFpp(numFiles: Long): Double =
+    fpp.getOrElse(math.min(BFIndexConfig.DefaultFpp, BFIndexConfig.FalseFilesPerProbe / math.max(numFiles, 1L)))
+
+  /** The false-positive probability of the global filter and of the zones (their false positives do not add up). */
+  def sharedFpp: Double = fpp.getOrElse(BFIndexConfig.DefaultFpp)
+
+  /** For Java: the same config with another false-positive probability. */
+  def withFpp(value: Double): BFIndexConfig = copy(fpp = Some(value))
+  def withExpectedNumItems(value: Long): BFIndexConfig = copy(expectedNumItems = Some(value))
+  def withGlobalFilter(value: Boolean): BFIndexConfig = copy(globalFilter = value)
+  def withGranularity(value: String): BFIndexConfig = copy(granularity = value)
+}
+
+object BFIndexConfig {
+  val MaxNameLength = 128
+  /**
+   * With `fpp` unset each file's filter gets min(DefaultFpp, FalseFilesPerProbe / files): a probed value then makes
+   * about FalseFilesPerProbe false-positive files whatever the number of files (docs/indexes.md#false-positive-rate).
+   */
+  val DefaultFpp = 0.01
+  val FalseFilesPerProbe = 0.05
+  val FileGranularity = "file"
+  val RowGroupGranularity = "row_group"
+  val Granularities: Seq[String] = Seq(FileGranularity, RowGroupGranularity)
+
+  /** For Java: `BFIndexConfig.of("name", "col1", "col2")`, then `withFpp(...)` and the rest. */
+  @annotation.varargs
+  def of(indexName: String, indexedColumns: String*): BFIndexConfig = BFIndexConfig(indexName, indexedColumns)
+
+  private val NameChars = "[A-Za-z0-9_.\\-]+".r
+
+  /** Throws `HsbloomException.InvalidConfig` saying what is wrong with `name`, if anything. */
+  def validateName(name: String): Unit = {
+    def bad(why: String): Nothing = throw HsbloomException.invalidConfig(why)
+    if (name == null) bad("index_name must be a string, got null")
+    if (name.isEmpty) bad("index_name must not be empty")
+    if (name.length > MaxNameLength) {
+      bad(s"index_name is ${name.length} characters long; at most $MaxNameLength are allowed")
+    }
+    if (name.contains("/") || name.contains("\\")) bad(s"index_name '$name' contains a path separator ('/' or '\\')")
+    if (name.contains("..")) bad(s"index_name '$name' contains '..'")
+    if (name.exists(c => c < 32 || (c >= 127 && c < 160))) bad(s"index_name '$name' contains control characters")
+    if (name.startsWith(".")) bad(s"index_name '$name' starts with '.', which would make its directory hidden")
+    if (!NameChars.matches(name)) {
+      val others = name.filterNot(c => NameChars.matches(c.toString)).distinct.sorted
+      bad(s"index_name '$name' contains ${others.map(c => s"'$c'").mkString(", ")}; use only letters A-Z a-z, " +
+        "digits, '_', '-' and '.'")
+    }
+  }
+
+  private def validateColumns(columns: Seq[String]): Unit = {
+    if (columns == null || columns.isEmpty) throw HsbloomException.invalidConfig("indexed_columns must name at least one column")
+    columns.foreach { c =>
+      if (c == null || c.isEmpty) throw HsbloomException.invalidConfig(s"indexed_columns must hold non-empty strings, got '$c'")
+    }
+    val duplicates = columns.groupBy(identity).collect { case (c, n) if n.size > 1 => c }.toSeq.sorted
+    if (duplicates.nonEmpty) {
+      throw HsbloomException.invalidConfig(s"indexed_columns lists ${duplicates.mkString("[", ", ", "]")} more than once")
+    }
+  }
+
+  /** A granularity as given in SQL options (any case). */
+  def granularityOf(value: String): String = value.toLowerCase(Locale.ROOT)
+}
