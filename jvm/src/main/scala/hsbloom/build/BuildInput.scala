@@ -1,16 +1,13 @@
 package hsbloom.build
 
-import scala.jdk.CollectionConverters._
-
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, SubqueryAlias}
-import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitionDirectory}
 
+import hsbloom.catalog.Sources
 import hsbloom.pruning.DelegatingFileIndex
-import hsbloom.shim.{ClassicDataset, FileRelation}
+import hsbloom.shim.ClassicDataset
 import hsbloom.index.FileKey
 
 /**
@@ -28,26 +25,17 @@ import hsbloom.index.FileKey
  *    its file format still maps column names (column mapping) and fills
  *    partition values.
  *
- * The relation is the one `Sources` accepted (a plain scan under aliases and
+ * The relation is the one `Sources` accepted (a plain scan under aliases, views and
  * column selections); its file index is wrapped by `SelectedFileIndex`.
  */
 object BuildInput {
-  /** `df`'s relation reading only `pathsJson` (a JSON array of listed paths; null: all files), all rows. */
-  def of(df: ClassicDataset[_], pathsJson: String): DataFrame = {
-    val relation = scannedRelation(df.queryExecution.analyzed)
+  /** `df`'s relation reading only the files `paths` (as listed; None: all files), all rows of each. */
+  def of(df: DataFrame, paths: Option[Seq[String]]): DataFrame = {
+    val relation = Sources.scannedRelation(ClassicDataset.of(df).queryExecution.analyzed)
     val fs = relation.relation.asInstanceOf[HadoopFsRelation]
-    val keys = Option(pathsJson).map { json =>
-      new ObjectMapper().readValue(json, classOf[Array[String]]).map(FileKey.listed).toSet
-    }
+    val keys = paths.map(_.map(FileKey.listed).toSet)
     val selected = fs.copy(location = new SelectedFileIndex(fs.location, keys))(fs.sparkSession)
     df.sparkSession.baseRelationToDataFrame(selected)
-  }
-
-  private def scannedRelation(plan: LogicalPlan): LogicalRelation = plan match {
-    case SubqueryAlias(_, child) => scannedRelation(child)
-    case Project(_, child) => scannedRelation(child)
-    case FileRelation(l, _, _, _) => l
-    case other => throw new IllegalArgumentException(s"not a plain scan of files: ${other.nodeName}")
   }
 }
 

@@ -52,21 +52,18 @@ object EncryptedColumns {
   }
 
   /**
-   * Entry point for Python: why `df` cannot be indexed on `columnsJson` (a JSON array of its resolved column
-   * names) over the files `filesJson` (a JSON array of {"path", "size"}), naming one file; null when it can.
+   * Why `df` cannot be indexed on `columns` (its resolved column names) over `files`, naming one file; None when
+   * it can. Reads the files' footers only when the read has a crypto factory (otherwise nothing encrypted can
+   * be read, and a build over it fails in its scan).
    */
-  def check(df: DataFrame, columnsJson: String, filesJson: String): String = {
-    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return null)
-    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
-    val listed = mapper.readTree(filesJson)
-    val files = (0 until listed.size).map { i =>
-      ListedFile(i, listed.get(i).get("path").asText, listed.get(i).get("size").asLong, 0L)
-    }
+  def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Option[String] = {
+    if (files.isEmpty) return None
+    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return None)
     // Delta's column mapping by id leaves the columns' names in the files unknown: any encrypted column counts.
     val stored = Adoption.physicalNames(df, columns).fold(_ => columns.map(_ => None), _.map(Some(_)))
     val indexed = columns.zip(stored)
     Adoption.inParts(df.sparkSession, files, conf)((part, c) => part.flatMap(refusal(_, indexed, c)).nextOption())
-      .flatten.headOption.orNull
+      .flatten.headOption
   }
 
   /**

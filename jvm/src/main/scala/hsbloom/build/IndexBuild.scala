@@ -122,7 +122,7 @@ object IndexBuild {
     val spark = df.sparkSession
     val sc = spark.sparkContext
     val scanned = if (adoption.adopted.isEmpty) df
-      else BuildInput.of(df.asInstanceOf[ClassicDataset[_]], new ObjectMapper().writeValueAsString(hashedFiles.map(_.path).toArray))
+      else BuildInput.of(df, Some(hashedFiles.map(_.path)))
     val listing = sc.broadcast(request.files.map(f => FileKey.listed(f.path) -> f).toMap)
     val filePartitions = math.max(1, math.min(request.files.size, sc.defaultParallelism))
     val globalPartitions = if (!request.globalFilter) 0 else {

@@ -13,7 +13,8 @@ import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.slf4j.LoggerFactory
 
-import hsbloom.index.{FileKey, IndexData, IndexLog, Layout}
+import hsbloom.index.{FileKey, IndexData, Layout}
+import hsbloom.log.IndexLog
 import hsbloom.sbbf.ParquetHash
 import hsbloom.shim.FileSources
 import hsbloom.conf.HsbloomConf

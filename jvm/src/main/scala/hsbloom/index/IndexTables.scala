@@ -87,7 +87,7 @@ object IndexTables {
    * to `writeFileTable` (absent: "hashed").
    */
   val FilterSource = "filter_source"
-  private val HashedFilter = "hashed"
+  val HashedFilter = "hashed"
 
   /**
    * The file-level table as stored: `FileTableSchema` without the filter (stored once, in its blocks), the

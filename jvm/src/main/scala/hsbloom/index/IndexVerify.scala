@@ -3,7 +3,6 @@ package hsbloom.index
 import scala.collection.mutable
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.hadoop.ParquetReader
@@ -11,8 +10,7 @@ import org.apache.parquet.hadoop.example.GroupReadSupport
 import org.apache.spark.sql.SparkSession
 
 /**
- * `hs.verify_index(name)`'s reading of an index version's data (Python:
- * hsbloom/verify.py): every row of every file table, every block row of
+ * verify's reading of an index version's data (`hsbloom.operations.VerifyIndex`): every row of every file table, every block row of
  * `blocks/`, every filter read back from them and every global filter chunk,
  * checked against their checksums, and the files the tables hold against the
  * number the log records. Reads everything once, on the driver; for people
@@ -20,20 +18,15 @@ import org.apache.spark.sql.SparkSession
  * file it is in, and found damage is also recorded in `IndexDamage`.
  */
 object IndexVerify {
-  private val mapper = new ObjectMapper()
-
   /**
-   * Problems of the version made of `dataPathsJson` (oldest first) without
-   * `droppedIdsJson`, which should hold `columnsJson` of `expectedFiles`
-   * source files (the log entry's `summary.num_files`), and a global filter
-   * per column when `globalFilter`. Returns JSON `[{file, problem}]`; empty
-   * when everything checks out.
+   * Problems of the version made of `dataPaths` (oldest first) without the
+   * file ids `dropped`, which should hold `columns` of `expectedFiles` source
+   * files (the log entry's `summary.num_files`), and a global filter per
+   * column when `globalFilter`, as (file, problem); empty when everything
+   * checks out.
    */
-  def verify(spark: SparkSession, dataPathsJson: String, droppedIdsJson: String, expectedFiles: Long,
-      columnsJson: String, globalFilter: Boolean): String = {
-    val dataPaths = mapper.readValue(dataPathsJson, classOf[Array[String]]).toSeq
-    val dropped = mapper.readValue(droppedIdsJson, classOf[Array[Long]]).toSet
-    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
+  def problems(spark: SparkSession, dataPaths: Seq[String], dropped: Set[Long], expectedFiles: Long,
+      columns: Seq[String], globalFilter: Boolean): Seq[(String, String)] = {
     val conf = spark.sessionState.newHadoopConf()
     val problems = mutable.ArrayBuffer[(Path, Path, String)]()
     def problem(dataPath: String, file: Path, text: String): Unit = problems += ((new Path(dataPath), file, text))
@@ -61,14 +54,10 @@ object IndexVerify {
       problem(dataPaths.last, table, s"the file tables hold intact rows for ${ids.size} source files; the log " +
         s"entry says the version holds $expectedFiles (a part of the file table is missing or damaged)")
     }
-    val out = new java.util.ArrayList[java.util.Map[String, String]]()
-    problems.foreach { case (dataPath, file, text) =>
+    problems.toSeq.map { case (dataPath, file, text) =>
       IndexDamage.record(dataPath, file, text)
-      val m = new java.util.LinkedHashMap[String, String]()
-      m.put("file", file.toString); m.put("problem", text)
-      out.add(m)
+      file.toString -> text
     }
-    mapper.writeValueAsString(out)
   }
 
   private type Report = (String, Path, String) => Unit

@@ -1,13 +1,12 @@
 package hsbloom.index
 
 import scala.collection.mutable
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.SparkSession
+
+import hsbloom.log.HeldFile
 
 /**
  * The source files an index version holds, read from its file tables. Every
@@ -20,33 +19,11 @@ import org.apache.spark.sql.SparkSession
  * readers), on the driver, every row checked against its checksum.
  */
 object SourceListing {
-  private val mapper = new ObjectMapper()
-
-  /** A source file as a version's tables hold it. */
-  final case class HeldFile(id: Long, path: String, size: Long, mtime: Long)
-
   /**
-   * The files of the data directories `dataPathsJson` (oldest first) without
-   * the ids `droppedIdsJson`, as JSON `{"files": [{id, path, size, mtime}]
-   * sorted by path, "damaged": n}`: `n` counts the rows that fail their
-   * checksums and the table parts that cannot be read (recorded in
-   * `IndexDamage` too), so a caller knows the listing may lack files.
+   * The files of the data directories `dataPaths` (oldest first) without the ids `dropped`, sorted by path, and
+   * how many rows fail their checksums or table parts cannot be read (recorded in `IndexDamage` too), so a caller
+   * knows the listing may lack files.
    */
-  def read(spark: SparkSession, dataPathsJson: String, droppedIdsJson: String): String = {
-    val dataPaths = mapper.readValue(dataPathsJson, classOf[Array[String]]).toSeq
-    val dropped = mapper.readValue(droppedIdsJson, classOf[Array[Long]]).toSet
-    val (files, damaged) = held(dataPaths, dropped, spark.sessionState.newHadoopConf())
-    val out = new java.util.LinkedHashMap[String, Any]()
-    out.put("files", files.sortBy(_.path).map { f =>
-      val m = new java.util.LinkedHashMap[String, Any]()
-      m.put("id", f.id); m.put("path", f.path); m.put("size", f.size); m.put("mtime", f.mtime)
-      m
-    }.asJava)
-    out.put("damaged", damaged)
-    mapper.writeValueAsString(out)
-  }
-
-  /** The files `read` returns, and how many rows or parts could not be used. */
   def held(dataPaths: Seq[String], dropped: Set[Long], conf: Configuration): (Seq[HeldFile], Int) = {
     val files = mutable.HashMap[Long, HeldFile]()
     val out = new Checksums.RowBytes
@@ -89,6 +66,6 @@ object SourceListing {
         damaged += bad
       }
     }
-    (files.values.toSeq, damaged)
+    (files.values.toSeq.sortBy(_.path), damaged)
   }
 }

@@ -11,7 +11,8 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, 
 import org.apache.spark.sql.internal.SQLConf
 
 import hsbloom.catalog.IndexCatalog
-import hsbloom.index.{GlobalFilterContains, GlobalFilterRef, IndexLog}
+import hsbloom.index.{GlobalFilterContains, GlobalFilterRef}
+import hsbloom.log.ColumnSummary
 import hsbloom.pruning.FilePruningRule
 import hsbloom.shim.FileSources
 import hsbloom.conf.HsbloomConf
@@ -136,7 +137,7 @@ class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
    * most the column's values (false: its counts are only upper bounds).
    */
   private def keyColumnStats(plan: LogicalPlan, key: Expression, throughJoins: Boolean)
-      : Option[(IndexLog.ColumnSummary, Boolean)] = {
+      : Option[(ColumnSummary, Boolean)] = {
     val direct = JoinKeys.columnOf(plan, key)
     def below(p: LogicalPlan, id: ExprId): LogicalPlan = p match {
       case j: Join => Seq(j.left, j.right).find(_.outputSet.exists(_.exprId == id)).map(below(_, id)).getOrElse(j)

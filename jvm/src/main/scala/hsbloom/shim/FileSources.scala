@@ -1,7 +1,11 @@
 package hsbloom.shim
 
-import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation}
+import scala.util.Try
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeSet, Cast, Expression, UpCast}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.sources.DataSourceRegister
+import org.apache.spark.sql.types.StructType
 
 /** What hsbloom asks of a file relation that Spark answers only through class names. */
 object FileSources {
@@ -19,4 +23,31 @@ object FileSources {
    */
   def isFixedListing(listing: FileIndex): Boolean =
     listing.getClass.getName == "org.apache.spark.sql.execution.datasources.InMemoryFileIndex"
+
+  /**
+   * The schema the relation's reader was given (`spark.read.schema(...)`), which Spark keeps only in the file
+   * index's private field: the same answer whether the DataFrame arrives as it is or through a temporary view,
+   * whose stored plan is analyzed (the reader's unresolved node is gone). None for other file indexes.
+   */
+  def userSpecifiedSchema(listing: FileIndex): Option[StructType] = listing match {
+    case p: PartitioningAwareFileIndex => Try {
+      val field = classOf[PartitioningAwareFileIndex].getDeclaredField("userSpecifiedSchema")
+      field.setAccessible(true)
+      field.get(p).asInstanceOf[Option[StructType]]
+    }.getOrElse(throw new IllegalStateException(
+      "hsbloom cannot read the reader's schema from Spark's file index; this Spark version is not supported"))
+    case _ => None
+  }
+
+  /**
+   * Whether a projection's `expression` only selects a column of `childOutput` as it is: the column itself, or
+   * (as a SQL view's projection has it) the column under its own name cast to its own type.
+   */
+  def selectsAsIs(expression: Expression, childOutput: AttributeSet): Boolean = expression match {
+    case a: Attribute => childOutput.contains(a)
+    case Alias(a: Attribute, name) => childOutput.contains(a) && a.name == name
+    case Alias(Cast(a: Attribute, to, _, _), name) => childOutput.contains(a) && a.name == name && a.dataType == to
+    case Alias(UpCast(a: Attribute, to, _), name) => childOutput.contains(a) && a.name == name && a.dataType == to
+    case _ => false
+  }
 }

@@ -31,4 +31,15 @@ package hsbloom
 package object shim {
   /** The JVM class of a Python DataFrame's `_jdf` in Spark 4 (`org.apache.spark.sql.classic.Dataset`). */
   type ClassicDataset[T] = org.apache.spark.sql.classic.Dataset[T]
+
+  object ClassicDataset {
+    /** `df` as the classic Dataset it is in a driver (the API's DataFrame type is its abstract parent). */
+    def of(df: org.apache.spark.sql.DataFrame): ClassicDataset[org.apache.spark.sql.Row] =
+      df.asInstanceOf[ClassicDataset[org.apache.spark.sql.Row]]
+
+    /** The DataFrame of an unresolved or analyzed `plan` (Spark's `Dataset.ofRows`, `private[sql]`). */
+    def ofRows(spark: org.apache.spark.sql.SparkSession,
+        plan: org.apache.spark.sql.catalyst.plans.logical.LogicalPlan): org.apache.spark.sql.DataFrame =
+      org.apache.spark.sql.hsbloom.DatasetRows.of(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], plan)
+  }
 }

@@ -1,4 +1,4 @@
-package hsbloom.index
+package hsbloom.log
 
 import java.nio.file.Files
 import java.util.concurrent.{CountDownLatch, Executors, TimeUnit}
@@ -7,6 +7,8 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
+
+import hsbloom.index.Layout
 
 class LogStoreSuite extends AnyFunSuite {
   private val conf = new Configuration()

@@ -1,21 +1,19 @@
-package hsbloom.build
+package hsbloom.refresh
 
 import java.net.URI
 
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{Observation, Row, SparkSession}
 import org.apache.spark.sql.functions.{coalesce, col, count, input_file_name, length, lit, sum, when}
 import org.apache.spark.sql.types.{LongType, StructType}
 
-import hsbloom.index.IndexTables
+import hsbloom.index.{FileKey, IndexTables}
 import hsbloom.sbbf.Sbbf
-import hsbloom.index.FileKey
 
 /**
- * The JVM half of an incremental refresh (Python: hsbloom/refresh.py):
+ * The work on data and tables behind a refresh (`RefreshIndex`, `IncrementalRefresh`):
  *
  *  - `deltaChanges`: which data files Delta commits added and removed between
  *    two table versions, read from the commit files of `_delta_log`;
@@ -30,29 +28,33 @@ import hsbloom.index.FileKey
  *
  * Tables are read and written only through `IndexTables`.
  */
-object IndexRefresh {
-  private val mapper = new ObjectMapper()
+object RefreshData {
+  /** A data file a Delta commit touched: `present` is whether it is part of the table after the last commit read. */
+  final case class Touched(path: String, key: String, size: Long, mtime: Long, present: Boolean)
+
+  /** Per column, sums over some files' rows of a version's file tables. */
+  final case class FileSums(numRows: Long, numNulls: Long, ndvSum: Long, fileFilterBytes: Long, numFiles: Long)
 
   /**
    * The data files that Delta commits `fromVersion` to `toVersion` (inclusive)
-   * touched, as JSON `[{path, key, size, mtime, present}]`: `present` is
-   * whether the file is part of the table after `toVersion` (added by the last
-   * commit that touched it), `path` is absolute (relative paths resolved
-   * against the table root as Delta does) and `key` is the file key the index
-   * matches files by. Returns null when a commit file is missing (the log was
-   * cleaned up): the caller then compares full listings instead.
+   * touched, sorted by key: `present` is whether the file is part of the table
+   * after `toVersion` (added by the last commit that touched it), `path` is
+   * absolute (relative paths resolved against the table root as Delta does)
+   * and `key` is the file key the index matches files by. None when a commit
+   * file is missing (the log was cleaned up): the caller then compares full
+   * listings instead.
    *
    * A commit that removes and re-adds one path (a new deletion vector) leaves
    * the file present: the index holds filters over a file's physical rows, so a
    * deletion vector does not change them (docs/refresh.md).
    */
-  def deltaChanges(spark: SparkSession, tablePath: String, fromVersion: Long, toVersion: Long): String = {
+  def deltaChanges(spark: SparkSession, tablePath: String, fromVersion: Long, toVersion: Long): Option[Seq[Touched]] = {
     val root = new Path(tablePath)
     val logDir = new Path(root, "_delta_log")
     val fs = logDir.getFileSystem(spark.sessionState.newHadoopConf())
     val commits = (fromVersion to toVersion).map(v => v -> new Path(logDir, f"$v%020d.json"))
-    if (commits.isEmpty) return "[]"
-    if (!commits.forall { case (_, p) => fs.exists(p) }) return null
+    if (commits.isEmpty) return Some(Nil)
+    if (!commits.forall { case (_, p) => fs.exists(p) }) return None
     val version = commits.map { case (v, p) => FileKey.of(fs.makeQualified(p).toUri) -> v }.toMap
     val schema = StructType.fromDDL(
       "add struct<path: string, size: long, modificationTime: long>, remove struct<path: string>")
@@ -72,12 +74,7 @@ object IndexRefresh {
       val keep = last.get(key).forall { case (_, t) => t.version < v || (t.version == v && added) }
       if (keep) last(key) = path -> touch
     }
-    val out = last.toSeq.sortBy(_._1).map { case (key, (path, t)) =>
-      val m = new java.util.LinkedHashMap[String, Any]()
-      m.put("path", path); m.put("key", key); m.put("size", t.size); m.put("mtime", t.mtime); m.put("present", t.added)
-      m
-    }
-    mapper.writeValueAsString(out.asJava)
+    Some(last.toSeq.sortBy(_._1).map { case (key, (path, t)) => Touched(path, key, t.size, t.mtime, t.added) })
   }
 
   /** A Delta action's path (a URI, relative to the table root unless absolute) as a Hadoop path. */
@@ -86,81 +83,58 @@ object IndexRefresh {
     if (p.isAbsolute) p else new Path(root, p)
   }
 
-  /** The file keys of listed paths (a JSON array in, a JSON array out, in order). */
-  def fileKeys(pathsJson: String): String =
-    mapper.writeValueAsString(mapper.readValue(pathsJson, classOf[Array[String]]).map(FileKey.listed))
-
   /**
-   * Per column, the number of 32-byte blocks of a global filter whose
-   * serialization is `bytes` long (the build summary's `global_filter_bytes`),
-   * from JSON `{column: bytes}` to JSON `{column: blocks}`; no table is read.
+   * The number of 32-byte blocks of a global filter whose serialization is
+   * `total` bytes long (the build summary's `global_filter_bytes`); no table is read.
    */
-  def globalFilterBlocks(bytesJson: String): String = {
-    val blocks = new java.util.LinkedHashMap[String, Any]()
-    mapper.readTree(bytesJson).properties.asScala.foreach { e =>
-      val total = e.getValue.asLong
-      // The serialization is a header of a few bytes and a power-of-two bitset (at least 2 KiB for a global filter).
-      val bitset = java.lang.Long.highestOneBit(total)
-      if (bitset > Int.MaxValue || Sbbf.header(bitset.toInt).length + bitset != total) {
-        throw new IllegalStateException(s"global filter of '${e.getKey}': impossible size $total")
-      }
-      blocks.put(e.getKey, bitset / 32)
+  def globalFilterBlocks(column: String, total: Long): Int = {
+    // The serialization is a header of a few bytes and a power-of-two bitset (at least 2 KiB for a global filter).
+    val bitset = java.lang.Long.highestOneBit(total)
+    if (bitset > Int.MaxValue || Sbbf.header(bitset.toInt).length + bitset != total) {
+      throw new IllegalStateException(s"global filter of '$column': impossible size $total")
     }
-    mapper.writeValueAsString(blocks)
+    (bitset / 32).toInt
   }
 
   /**
-   * Per column of `columnsJson`, the sums over the rows of the files
-   * `fileIdsJson` in the file tables of `dataPathsJson`: `{num_rows, num_nulls,
-   * ndv_sum, file_filter_bytes, num_files}` as JSON. Reads only small columns.
+   * Per column of `columns`, the sums over the rows of the files `ids` in the
+   * file tables of `dataPaths`. Reads only small columns.
    */
-  def fileStatistics(spark: SparkSession, dataPathsJson: String, fileIdsJson: String, columnsJson: String): String = {
-    val ids = mapper.readValue(fileIdsJson, classOf[Array[Long]]).toSeq
-    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
-    val sums = IndexTables.readStoredFileTables(spark, mapper.readValue(dataPathsJson, classOf[Array[String]]).toSeq)
+  def fileStatistics(spark: SparkSession, dataPaths: Seq[String], ids: Seq[Long], columns: Seq[String]): Map[String, FileSums] = {
+    val sums = IndexTables.readStoredFileTables(spark, dataPaths)
       .where(col("file_id").isin(ids: _*))
       .groupBy("column", "bitset_bytes")
       .agg(sum("num_rows"), sum("num_nulls"), sum("ndv"), count(lit(1)))
       .collect()
-    val out = new java.util.LinkedHashMap[String, Any]()
-    columns.foreach { c =>
+    columns.map { c =>
       val rows = sums.filter(_.getString(0) == c)
       // The stored filter is the Parquet header for its bitset size, then the bitset (none when it did not parse).
       val filterBytes = rows.map { r =>
         val bitset = r.getInt(1)
         r.getLong(5) * (if (bitset == 0) 0L else Sbbf.header(bitset).length.toLong + bitset)
       }.sum
-      val m = new java.util.LinkedHashMap[String, Any]()
-      m.put("num_rows", rows.map(_.getLong(2)).sum)
-      m.put("num_nulls", rows.map(_.getLong(3)).sum)
-      m.put("ndv_sum", rows.map(_.getLong(4)).sum)
-      m.put("file_filter_bytes", filterBytes)
-      m.put("num_files", rows.map(_.getLong(5)).sum)
-      out.put(c, m)
-    }
-    mapper.writeValueAsString(out)
+      c -> FileSums(rows.map(_.getLong(2)).sum, rows.map(_.getLong(3)).sum, rows.map(_.getLong(4)).sum, filterBytes,
+        rows.map(_.getLong(5)).sum)
+    }.toMap
   }
 
   /**
    * Writes a compacted version at `newPath`: the rows of the file tables of
-   * `oldPathsJson` (the previous version's data directories) whose file ids are
-   * in `keptIdsJson`, the rows built for the appended files at `appendedPath`
-   * (null: no file was appended), and (with `withGlobal`) each global filter
+   * `oldPaths` (the previous version's data directories) whose file ids are
+   * in `keptIds`, the rows built for the appended files at `appendedPath`
+   * (None: no file was appended), and (with `withGlobal`) each global filter
    * as the OR of the filters of all those directories, chunk by chunk (all
    * built at one size, so their chunks line up). Returns per column of
-   * `columnsJson`, over the new file table,
-   * `{num_rows, num_nulls, ndv_sum, file_filter_bytes, num_files}` as JSON.
+   * `columns` the sums over the new file table.
    */
-  def assemble(spark: SparkSession, oldPathsJson: String, appendedPath: String, newPath: String, keptIdsJson: String,
-      columnsJson: String, withGlobal: Boolean): String = {
-    val oldPaths = mapper.readValue(oldPathsJson, classOf[Array[String]]).toSeq
-    val keptIds = mapper.readValue(keptIdsJson, classOf[Array[Long]]).toSeq.map(id => Row(id))
-    val kept = spark.createDataFrame(keptIds.asJava, new StructType().add("file_id", LongType, nullable = false))
+  def assemble(spark: SparkSession, oldPaths: Seq[String], appendedPath: Option[String], newPath: String,
+      keptIds: Seq[Long], columns: Seq[String], withGlobal: Boolean): Map[String, FileSums] = {
+    val keptRows = keptIds.map(id => Row(id))
+    val kept = spark.createDataFrame(keptRows.asJava, new StructType().add("file_id", LongType, nullable = false))
     // File ids are unique across a version's directories (docs/refresh.md), so the kept ids pick each row once.
     val carried = IndexTables.readFileTables(spark, oldPaths, Some(kept))
-    val appended = Option(appendedPath).map(p => IndexTables.readFileTables(spark, Seq(p)))
+    val appended = appendedPath.map(p => IndexTables.readFileTables(spark, Seq(p)))
     // The statistics are observed while the table is written: no second pass over it.
-    val columns = mapper.readValue(columnsJson, classOf[Array[String]]).toSeq
     val observation = Observation("hsbloom refresh statistics")
     val measures = Seq("num_rows" -> col("num_rows"), "num_nulls" -> col("num_nulls"), "ndv_sum" -> col("ndv"),
       "file_filter_bytes" -> length(col("filter")).cast(LongType), "num_files" -> lit(1L))
@@ -169,15 +143,12 @@ object IndexRefresh {
     val rows = appended.map(carried.unionByName(_)).getOrElse(carried).observe(observation, metrics.head, metrics.tail: _*)
     IndexTables.writeFileTable(rows, newPath, "errorifexists")
     val observed = observation.get
-    if (withGlobal) writeMergedGlobal(spark, oldPaths ++ Option(appendedPath), newPath)
-
-    val out = new java.util.LinkedHashMap[String, Any]()
-    columns.zipWithIndex.foreach { case (c, i) =>
-      val m = new java.util.LinkedHashMap[String, Any]()
-      measures.foreach { case (name, _) => m.put(name, observed(s"${name}_$i")) }
-      out.put(c, m)
-    }
-    mapper.writeValueAsString(out)
+    if (withGlobal) writeMergedGlobal(spark, oldPaths ++ appendedPath, newPath)
+    columns.zipWithIndex.map { case (c, i) =>
+      def measure(name: String): Long = observed(s"${name}_$i").asInstanceOf[Long]
+      c -> FileSums(measure("num_rows"), measure("num_nulls"), measure("ndv_sum"), measure("file_filter_bytes"),
+        measure("num_files"))
+    }.toMap
   }
 
   /** A global filter chunk OR-ed over `parts` data directories. */

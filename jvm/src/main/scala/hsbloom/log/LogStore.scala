@@ -1,4 +1,4 @@
-package hsbloom.index
+package hsbloom.log
 
 import java.io.{ByteArrayOutputStream, FileNotFoundException}
 import java.nio.ByteBuffer
@@ -11,13 +11,15 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException, FileSystem, Path}
 import org.apache.hadoop.ipc.RemoteException
 
+import hsbloom.index.Layout
+
 /** A log entry over `Layout.MaxLogEntryBytes`: damage (or an attack), never parsed. */
 final class LogEntryTooLargeException(path: String)
   extends java.io.IOException(s"log entry $path is larger than ${Layout.MaxLogEntryBytes} bytes, the most an entry may " +
     "have: it was not written by hsbloom")
 
 /**
- * Storage of the operation log's entries (Python: hsbloom/log.py): small files
+ * Storage of the operation log's entries (`OperationLog`): small files
  * created only if absent, so that of several writers racing for the same entry
  * exactly one wins.
  *

@@ -1,0 +1,47 @@
+package hsbloom.log
+
+import java.util.concurrent.{CyclicBarrier, TimeUnit}
+
+/**
+ * A seam for the tests that stop a writer at a step of its operation, as a crash would, and for the tests of
+ * writers racing for one log entry (tests/test_crash_steps.py, tests/test_races.py). Off unless a test sets it:
+ * then one volatile read per append. Steps: "transient" (right after an operation's transient entry is written),
+ * "built" (right before its completing entry is written), "first-removal" (right after a vacuum removed its first
+ * data directory: `reached`).
+ */
+object LogSteps {
+  /** Thrown at a step by "throw": it is not `NonFatal`, so no rollback runs on its way out, as after a kill. */
+  final class StepReached(step: String)
+    extends scala.util.control.ControlThrowable(s"hsbloom test: the writer stopped at step '$step'")
+
+  private final case class Stop(step: String, how: String)
+  @volatile private var stop: Option[Stop] = None
+  @volatile private var barrier: Option[CyclicBarrier] = None
+  private val waited = java.util.concurrent.ConcurrentHashMap.newKeySet[java.lang.Long]() // threads that have waited
+
+  /** At `step`, "throw" `StepReached` or "halt" this JVM at once (exit status 9, after printing "DYING <step>"). */
+  def stopAt(step: String, how: String): Unit = {
+    require(Seq("transient", "built", "first-removal").contains(step) && Seq("throw", "halt").contains(how))
+    stop = Some(Stop(step, how))
+  }
+
+  /** Every thread waits, before its first transient entry, until `parties` threads are there (a race on one id). */
+  def raceBeforeTransient(parties: Int): Unit = { waited.clear(); barrier = Some(new CyclicBarrier(parties)) }
+
+  def clear(): Unit = { stop = None; barrier = None; waited.clear() }
+
+  private[log] def beforeAppend(previous: Option[State], next: State): Unit = {
+    if (previous.exists(!_.stable) && next.stable) reached("built")
+    barrier.foreach { b =>
+      if (!next.stable && waited.add(Thread.currentThread.getId)) b.await(300, TimeUnit.SECONDS)
+    }
+  }
+
+  private[log] def afterAppend(next: State, written: Boolean): Unit = if (written && !next.stable) reached("transient")
+
+  /** Stops here if a test asked for `step`. */
+  def reached(step: String): Unit = stop.filter(_.step == step).foreach { s =>
+    if (s.how == "halt") { System.out.println(s"DYING $step"); System.out.flush(); Runtime.getRuntime.halt(9) }
+    throw new StepReached(step)
+  }
+}

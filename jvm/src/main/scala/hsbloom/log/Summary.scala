@@ -1,0 +1,46 @@
+package hsbloom.log
+
+import hsbloom.build.BuildSummary
+
+/** What the build counted for one indexed column (`summary.columns.<c>` of an entry). */
+final case class ColumnSummary(numRows: Long, numNulls: Long, ndv: Long, fileFilterBytes: Long, globalFilterBytes: Long)
+
+/** How many files' filters a build adopted from their own Parquet Bloom filters, and why it hashed the others. */
+final case class AdoptionSummary(adoptedFiles: Long, hashedFiles: Map[String, Long])
+
+/**
+ * What an index version holds, as its entry records it (`summary`): counts shown to users, sizes an
+ * incremental refresh builds to, and the false-positive rates the filters were built for.
+ */
+final case class Summary(
+    /** The source files the version holds. */
+    numFiles: Long,
+    numRows: Long,
+    /** The bytes of the version's data directories on storage. */
+    indexBytes: Long,
+    /** The largest false-positive rate any file filter of the version was built for (None: older entries). */
+    fileFpp: Option[Double],
+    /** The global filter's and the zones' rate. */
+    sharedFpp: Option[Double],
+    /** In the order of the indexed columns. */
+    columns: Seq[(String, ColumnSummary)],
+    /** None when unknown (an incremental refresh that dropped files, or a build before adoption). */
+    adoption: Option[AdoptionSummary],
+    /** Files deleted since the global filters were built whole: their values are still in them. */
+    globalFilterDeletedFiles: Long = 0) {
+  def column(name: String): Option[ColumnSummary] = columns.collectFirst { case (`name`, c) => c }
+}
+
+object Summary {
+  /** The summary of a whole build (create, full refresh) whose filters were built for `fileFpp` and `sharedFpp`. */
+  def of(built: BuildSummary, fileFpp: Double, sharedFpp: Double): Summary = Summary(
+    numFiles = built.numFiles,
+    numRows = built.numRows,
+    indexBytes = built.indexBytes,
+    fileFpp = Some(fileFpp),
+    sharedFpp = Some(sharedFpp),
+    columns = built.columns.map { case (c, s) =>
+      c -> ColumnSummary(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, s.globalFilterBytes)
+    },
+    adoption = Some(AdoptionSummary(built.adoptedFiles, built.hashedWhy.map { case (k, v) => k -> v.toLong })))
+}

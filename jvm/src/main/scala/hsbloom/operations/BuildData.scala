@@ -1,0 +1,46 @@
+package hsbloom.operations
+
+import org.apache.spark.sql.DataFrame
+
+import hsbloom.BFIndexConfig
+import hsbloom.build.{BuildInput, BuildRequest, IndexBuild, JobDescription, ListedFile}
+import hsbloom.log.Summary
+
+/**
+ * The distributed build of one data directory (the work itself is `hsbloom.build.IndexBuild`): the request
+ * made from the config, and the scan of exactly the listed files of the DataFrame's relation, every row stored in
+ * them (`BuildInput`; for Delta that includes rows a deletion vector hides, so a file's filter stays valid at every
+ * table version: docs/refresh.md).
+ */
+object BuildData {
+  /** Knobs the tests turn: hashes one file's column buffers, and a global-filter task holds, before folding. */
+  final case class Tuning(maxBufferedHashes: Int = BuildRequest.DefaultMaxBufferedHashes,
+      globalHeldHashes: Long = BuildRequest.DefaultGlobalHeldHashes)
+  @volatile var tuning: Tuning = Tuning()
+
+  /**
+   * Builds `files` of `df` into `dataPath`: each file's filter at `config.fileFpp(versionFiles)` (the number of
+   * files of the version the directory belongs to), the global filters and zones at `config.sharedFpp`, the
+   * global filters at `globalFilterBlocks` blocks where given (so a refresh can OR them with earlier ones).
+   */
+  def apply(df: DataFrame, files: Seq[ListedFile], config: BFIndexConfig, versionFiles: Long, dataPath: String,
+      description: String, globalFilterBlocks: Map[String, Int] = Map.empty): Summary = {
+    val fileFpp = config.fileFpp(versionFiles)
+    val request = BuildRequest(
+      columns = config.indexedColumns,
+      files = files,
+      expectedNumItems = config.expectedNumItems,
+      fpp = fileFpp,
+      globalFilter = config.globalFilter,
+      dataPath = dataPath,
+      description = description,
+      maxBufferedHashes = tuning.maxBufferedHashes,
+      globalFilterBlocks = globalFilterBlocks,
+      globalHeldHashes = tuning.globalHeldHashes,
+      granularity = config.granularity,
+      sharedFppGiven = Some(config.sharedFpp))
+    val scan = BuildInput.of(df, Some(files.map(_.path)))
+    val built = JobDescription.around(df.sparkSession.sparkContext, description)(IndexBuild.build(scan, request))
+    Summary.of(built, fileFpp, config.sharedFpp)
+  }
+}

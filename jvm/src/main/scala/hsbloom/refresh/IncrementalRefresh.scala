@@ -1,0 +1,213 @@
+package hsbloom.refresh
+
+import org.apache.spark.sql.DataFrame
+
+import hsbloom.{HsbloomException, RefreshResult}
+import hsbloom.build.ListedFile
+import hsbloom.index.Layout
+import hsbloom.log.{AdoptionSummary, ColumnSummary, HeldFile, IndexSource, LogEntry, PendingChanges, State, Summary}
+import hsbloom.operations.{BuildData, DataVersions, IndexContext, JobGroup, Operation}
+import hsbloom.refresh.RefreshData.FileSums
+
+/**
+ * Incremental refresh: build only the appended files into a new data directory that the new version reads beside
+ * the previous version's (minus the deleted files' ids), or, past `MaxDataParts` directories, compact: copy the
+ * kept rows into one new directory (docs/refresh.md, docs/design/incremental-refresh.md).
+ */
+object IncrementalRefresh {
+  /** An incremental refresh refers to at most this many data directories; past it, it compacts. */
+  val MaxDataParts = 8
+  /** Inside a compacted version: the appended files' data, before it is merged in. */
+  private val Staging = "_appended"
+
+  /** A refresh whose work is its log entries: `pending` and `change` on the same data. */
+  def writeLogOnly(ctx: IndexContext, base: LogEntry, pending: Option[PendingChanges])(change: LogEntry => LogEntry): LogEntry = {
+    val op = new Operation(ctx, Some(base), "refresh")
+    val begin = op.begins(State.Refreshing)(change)
+    op.run(begin)(op.ends(begin, State.Active)(_.copy(pending = pending)))
+  }
+
+  /** An incremental refresh keeps old rows: their values must hash as the column's type does now. */
+  def checkTypes(name: String, old: IndexSource, current: IndexSource, columns: Seq[String]): Unit = columns.foreach { c =>
+    val (before, now) = (old.schemaOf(c), current.schemaOf(c))
+    if (before != now) {
+      throw HsbloomException.indexState(s"cannot refresh index '$name' incrementally: column '$c' is now " +
+        s"${now.getOrElse("None")}, but the index holds ${before.getOrElse("None")} values; refresh it in full mode")
+    }
+  }
+
+  def apply(ctx: IndexContext, base: LogEntry, df: DataFrame, changes: SourceChanges): RefreshResult = {
+    val name = ctx.name
+    val baseVersion = base.dataVersion.get
+    if (changes.isEmpty) {
+      if (base.pending.isEmpty) return RefreshIndex.nothingToDo(name, RefreshResult.Incremental, base, "the source has not changed")
+      writeLogOnly(ctx, base, None)(identity) // the recorded changes were undone in the source
+      return RefreshResult(name, RefreshResult.Incremental, refreshed = true, 0, 0, baseVersion,
+        s"index '$name': the source is back to what the index holds")
+    }
+    checkTypes(name, base.source.get, changes.current, base.config.get.indexedColumns)
+    if (!base.dataLayout.contains(Layout.DataLayout)) {
+      throw HsbloomException.indexState(s"cannot refresh index '$name' incrementally: its data was written by an " +
+        s"older hsbloom (data layout ${base.dataLayout.getOrElse("None")}, this one writes ${Layout.DataLayout}), " +
+        "which this one does not copy or read; refresh it in full mode")
+    }
+    // New ids above every id the version's directories hold (dropped ones included), so an id names one file.
+    val held = changes.kept ++ changes.deleted
+    val firstId = (held.map(_.id) ++ base.droppedFileIds).foldLeft(-1L)(math.max) + 1
+    val appended = changes.appended.sortBy(_.path).zipWithIndex.map { case (f, i) => HeldFile(firstId + i, f.path, f.size, f.mtime) }
+    val numFiles = changes.kept.size + appended.size
+    val dropped = (base.droppedFileIds.toSet ++ changes.deleted.map(_.id)).toSeq.sorted
+    val source = changes.current
+    val numParts = base.parts.size + (if (appended.nonEmpty) 1 else 0)
+    if (numParts > MaxDataParts || dropped.size > numFiles) return compact(ctx, base, df, changes, appended, source)
+    if (appended.isEmpty) { // only deletes: the version reads the same directories, with more ids dropped
+      val summary = incrementalSummary(base, referringTotals(ctx, base, None, changes.deleted), None, numFiles,
+        changes.deleted.size, base.summary.get.indexBytes)
+      writeLogOnly(ctx, base, None)(_.copy(source = Some(source), droppedFileIds = dropped, summary = Some(summary)))
+      return RefreshResult(name, RefreshResult.Incremental, refreshed = true, 0, changes.deleted.size, baseVersion,
+        s"index '$name': dropped ${changes.deleted.size} deleted files")
+    }
+    writeDirectory(ctx, base, changes, appended, source, Some(dropped)) { (version, description) =>
+      val built = buildAppended(ctx, base, df, appended, ctx.dataPath(version).toString, description, numFiles)
+      incrementalSummary(base, referringTotals(ctx, base, Some(built), changes.deleted), Some(built), numFiles,
+        changes.deleted.size, base.summary.get.indexBytes + built.indexBytes)
+    }
+  }
+
+  /**
+   * An incremental refresh that writes a new data directory with `work(version, description)` (which returns the
+   * summary): a version that also reads `base`'s directories minus `dropped`, or (`dropped` None) a compacted
+   * version that reads the new directory alone.
+   */
+  private def writeDirectory(ctx: IndexContext, base: LogEntry, changes: SourceChanges, appended: Seq[HeldFile],
+      source: IndexSource, dropped: Option[Seq[Long]])(work: (Long, String) => Summary): RefreshResult = {
+    val version = DataVersions.next(ctx)
+    val op = new Operation(ctx, Some(base), "refresh")
+    val begin = op.begins(State.Refreshing) { e =>
+      val parts = dropped match {
+        case None => e.copy(dataParts = None, droppedFileIds = Nil, dataLayout = Some(Layout.DataLayout))
+        case Some(d) => e.copy(dataParts = Some(base.parts :+ version), droppedFileIds = d)
+      }
+      parts.copy(source = Some(source), dataVersion = Some(version), dataPath = Some(ctx.dataPath(version).toString),
+        pending = None)
+    }
+    val description = s"hsbloom: incremental refresh of index '${ctx.name}': ${appended.size} appended and " +
+      s"${changes.deleted.size} deleted files (${source.describe})"
+    op.run(begin, Some(Operation.Build(description, "so the previous version stays in use"))) {
+      op.ends(begin, State.Active)(_.copy(summary = Some(work(version, description))))
+    }
+    val done = s"built ${appended.size} appended files, dropped ${changes.deleted.size} deleted ones" + (dropped match {
+      case None => s", kept ${changes.kept.size}, compacted into data version $version"
+      case Some(_) => s" (data version $version; the index reads ${begin.parts.size} data directories)"
+    })
+    RefreshResult(ctx.name, RefreshResult.Incremental, refreshed = true, appended.size, changes.deleted.size, version,
+      s"index '${ctx.name}': $done")
+  }
+
+  /**
+   * Builds the appended files into `dataPath`, each global filter at the size of the previous version's (so the
+   * filters of every data directory of the version line up and can be OR-ed), each file filter at the fpp for the
+   * new version's `numFiles`.
+   */
+  private def buildAppended(ctx: IndexContext, base: LogEntry, df: DataFrame, appended: Seq[HeldFile],
+      dataPath: String, description: String, numFiles: Long): Summary = {
+    val config = base.config.get
+    val summary = base.summary.get
+    val blocks = if (!config.globalFilter) Map.empty[String, Int] else summary.columns.map { case (c, s) =>
+      c -> RefreshData.globalFilterBlocks(c, s.globalFilterBytes)
+    }.toMap
+    val files = appended.map(f => ListedFile(f.id, f.path, f.size, f.mtime))
+    val built = BuildData(df, files, config, numFiles, dataPath, description, blocks)
+    if (config.globalFilter) config.indexedColumns.foreach { c =>
+      val (want, got) = (summary.column(c).get.globalFilterBytes, built.column(c).get.globalFilterBytes)
+      if (want != got) {
+        throw HsbloomException.indexState(s"the appended files' global filter of column '$c' has $got bytes, the " +
+          s"index's has $want: they cannot be combined; refresh it in full mode")
+      }
+    }
+    built
+  }
+
+  /**
+   * Per column, the counts of a version that reads `base`'s directories and the appended files' one, without the
+   * deleted files: the base summary's, plus the appended build's, minus the deleted files' rows.
+   */
+  private def referringTotals(ctx: IndexContext, base: LogEntry, built: Option[Summary], deleted: Seq[HeldFile])
+      : Map[String, FileSums] = {
+    val columns = base.config.get.indexedColumns
+    val removed = if (deleted.isEmpty) Map.empty[String, FileSums] else {
+      JobGroup.around(ctx.spark, JobGroup.id("refresh", ctx.name), "hsbloom: counting the deleted files' rows",
+        cancelOnFailure = false) {
+        RefreshData.fileStatistics(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), deleted.map(_.id).sorted, columns)
+      }
+    }
+    val none = FileSums(0, 0, 0, 0, 0)
+    columns.map { c =>
+      val old = base.summary.get.column(c).get
+      val add = built.flatMap(_.column(c)).map(s => FileSums(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, 0)).getOrElse(none)
+      val gone = removed.getOrElse(c, none)
+      c -> FileSums(old.numRows + add.numRows - gone.numRows, old.numNulls + add.numNulls - gone.numNulls,
+        old.ndv + add.ndvSum - gone.ndvSum, old.fileFilterBytes + add.fileFilterBytes - gone.fileFilterBytes, 0)
+    }.toMap
+  }
+
+  /**
+   * An incremental refresh that writes one data directory holding the whole version: the kept rows of the
+   * previous version's directories copied, the appended files built, the global filters OR-ed.
+   */
+  private def compact(ctx: IndexContext, base: LogEntry, df: DataFrame, changes: SourceChanges,
+      appended: Seq[HeldFile], source: IndexSource): RefreshResult = {
+    val config = base.config.get
+    val numFiles = changes.kept.size + appended.size
+    writeDirectory(ctx, base, changes, appended, source, None) { (version, description) =>
+      val dataPath = ctx.dataPath(version).toString
+      val staging = Option.when(appended.nonEmpty)(s"$dataPath/$Staging")
+      val built = staging.map(buildAppended(ctx, base, df, appended, _, description, numFiles))
+      val stats = RefreshData.assemble(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging, dataPath,
+        changes.kept.map(_.id), config.indexedColumns, config.globalFilter)
+      if (staging.isDefined) ctx.deleteInDataVersion(version, Staging)
+      val bytes = ctx.fs.getContentSummary(ctx.dataPath(version)).getLength
+      incrementalSummary(base, stats, built, numFiles, changes.deleted.size, bytes)
+    }
+  }
+
+  /**
+   * The new version's summary from `stats` (per column, the totals over the version's file rows); the global
+   * filters keep their size, and their distinct estimate grows by the appended files' (an upper bound: values may
+   * repeat). Its file fpp is the largest any of its file filters was built for (earlier files keep theirs).
+   */
+  private def incrementalSummary(base: LogEntry, stats: Map[String, FileSums], appended: Option[Summary],
+      numFiles: Long, numDeleted: Long, indexBytes: Long): Summary = {
+    val config = base.config.get
+    val old = base.summary.get
+    val columns = config.indexedColumns.map { c =>
+      val now = stats.getOrElse(c, FileSums(0, 0, 0, 0, 0))
+      val before = old.column(c).get
+      val ndv = if (config.globalFilter) {
+        math.min(before.ndv + appended.flatMap(_.column(c)).map(_.ndv).getOrElse(0L), now.numRows - now.numNulls)
+      } else now.ndvSum
+      c -> ColumnSummary(now.numRows, now.numNulls, ndv, now.fileFilterBytes, before.globalFilterBytes)
+    }
+    val (baseFileFpp, sharedFpp) = base.fpps
+    val fileFpp = appended.flatMap(_.fileFpp).fold(baseFileFpp)(math.max(baseFileFpp, _))
+    Summary(
+      numFiles = numFiles,
+      numRows = columns.head._2.numRows,
+      indexBytes = indexBytes,
+      fileFpp = Some(fileFpp),
+      sharedFpp = Some(sharedFpp),
+      columns = columns,
+      adoption = adoption(old.adoption, appended.flatMap(_.adoption), numDeleted),
+      globalFilterDeletedFiles = if (config.globalFilter) old.globalFilterDeletedFiles + numDeleted else 0)
+  }
+
+  /**
+   * The adopted-file count after an incremental refresh: the base's plus the appended build's, known only when no
+   * file was deleted (which deleted files were adopted is not in the log); the reasons are the appended build's.
+   */
+  private def adoption(base: Option[AdoptionSummary], appended: Option[AdoptionSummary], numDeleted: Long)
+      : Option[AdoptionSummary] = base.filter(_ => numDeleted == 0).map { b =>
+    val added = appended.getOrElse(AdoptionSummary(0, Map.empty))
+    AdoptionSummary(b.adoptedFiles + added.adoptedFiles, added.hashedFiles)
+  }
+}
