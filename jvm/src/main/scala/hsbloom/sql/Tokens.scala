@@ -24,7 +24,8 @@ private[sql] trait Tokens extends RegexParsers {
   def sym(symbol: String, expected: String): Parser[String] =
     literal(symbol).withFailureMessage(s"expected $expected")
 
-  private val identifier: Parser[String] = "[A-Za-z_][A-Za-z0-9_]*".r
+  /** Letters, digits and '_', not all digits (that is a number), as Spark's IDENTIFIER token. */
+  private val identifier: Parser[String] = "[A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*".r
 
   /** `name`, with a backquote doubled inside: Spark's quoted identifier. */
   val backquoted: Parser[String] =

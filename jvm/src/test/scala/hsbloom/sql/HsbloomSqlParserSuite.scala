@@ -44,7 +44,7 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
 
   test("index names: identifiers, backquoted (a backquote doubled) and strings; '.' and '-' when quoted") {
     def name(sql: String): String = create(s"CREATE BLOOMFILTER INDEX $sql ON t (a)").config.indexName
-    assert(name("ids_1") == "ids_1")
+    assert(name("ids_1") == "ids_1" && name("2024_events") == "2024_events")
     assert(name("`events.ids`") == "events.ids")
     assert(name("'events-ids'") == "events-ids")
     assert(name("\"events-ids\"") == "events-ids")
@@ -66,6 +66,7 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     assert(source("t TIMESTAMP AS OF '2024-01-31 12:00:00'") ==
       RelationTimeTravel(relation("t"), Some(Literal("2024-01-31 12:00:00")), None))
     assert(source("version") == relation("version"), "a table may be named version")
+    assert(source("db.2024_events") == relation("db", "2024_events"))
     assert(SourceTable.quoted(Seq("parquet", "/a`b")) == "`parquet`.`/a``b`")
   }
 
