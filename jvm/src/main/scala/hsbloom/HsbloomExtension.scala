@@ -6,10 +6,11 @@ import hsbloom.dml.MergeTargetRule
 import hsbloom.functions.SqlFunctions
 import hsbloom.join.JoinFilterRule
 import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, ScanMetricsRule}
+import hsbloom.sql.HsbloomSqlParser
 
 /**
  * Entry point named in `spark.sql.extensions`: registers hsbloom's optimizer
- * rules and SQL functions in every session.
+ * rules, SQL functions and SQL statements (the parser, docs/sql.md) in every session.
  *
  * It first checks that the running Spark is the one the jar was built for;
  * Spark reports an exception thrown here as a failure to create the session,
@@ -25,5 +26,6 @@ class HsbloomExtension extends (SparkSessionExtensions => Unit) {
     extensions.injectColumnar(session => DeltaScanPruningRule.asColumnarRule(session))
     extensions.injectColumnar(session => ScanMetricsRule.asColumnarRule(session)) // after the Delta rule
     SqlFunctions.all.foreach(extensions.injectFunction)
+    extensions.injectParser((_, parser) => new HsbloomSqlParser(parser))
   }
 }

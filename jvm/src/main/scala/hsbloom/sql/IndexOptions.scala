@@ -1,0 +1,84 @@
+package hsbloom.sql
+
+import java.util.Locale
+
+import scala.util.Try
+
+import hsbloom.{BFIndexConfig, HsbloomException}
+
+/** A value in `OPTIONS (key = value, ...)`, kept as written so that an error can show it. */
+private[sql] sealed trait OptionValue { def text: String }
+
+private[sql] object OptionValue {
+  final case class Number(text: String) extends OptionValue
+  final case class Bool(value: Boolean) extends OptionValue { def text: String = value.toString }
+  final case class Str(value: String) extends OptionValue { def text: String = s"'$value'" }
+}
+
+/**
+ * The OPTIONS of CREATE BLOOMFILTER INDEX, turned into a `BFIndexConfig` as the parser reads them, so that a bad
+ * option fails the statement before anything runs. Keys are case-insensitive; each key takes the literal types
+ * that can only mean one value for it (a number or a numeric string for fpp, ...), and anything else is
+ * `HsbloomException.InvalidConfig` naming the key and what it takes. The values' ranges are `BFIndexConfig`'s
+ * to check, so SQL and the API refuse the same values with the same words.
+ */
+private[sql] object IndexOptions {
+  val Fpp = "fpp"
+  val ExpectedNumItems = "expected_num_items"
+  val GlobalFilter = "global_filter"
+  val Granularity = "granularity"
+  val Known: Seq[String] = Seq(Fpp, ExpectedNumItems, GlobalFilter, Granularity)
+
+  private def bad(message: String): Nothing = throw HsbloomException.invalidConfig(message)
+
+  /** The index config of `name` over `columns` with `options` applied over the defaults. */
+  def config(name: String, columns: Seq[String], options: Seq[(String, OptionValue)]): BFIndexConfig = {
+    val keyed = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+    keyed.map(_._1).filterNot(Known.contains).headOption.foreach { k =>
+      bad(s"unknown option '$k'; the options of CREATE BLOOMFILTER INDEX are ${Known.mkString(", ")}")
+    }
+    keyed.groupBy(_._1).collectFirst { case (k, vs) if vs.size > 1 => k }.foreach { k =>
+      bad(s"option '$k' is given more than once")
+    }
+    keyed.foldLeft(BFIndexConfig(name, columns)) { case (config, (key, value)) =>
+      key match {
+        case Fpp => config.withFpp(fpp(value))
+        case ExpectedNumItems => config.withExpectedNumItems(expectedNumItems(value))
+        case GlobalFilter => config.withGlobalFilter(globalFilter(value))
+        case Granularity => config.withGranularity(granularity(value))
+      }
+    }
+  }
+
+  private def fpp(value: OptionValue): Double = {
+    val parsed = value match {
+      case OptionValue.Number(t) => Try(t.toDouble).toOption
+      case OptionValue.Str(s) => Try(s.trim.toDouble).toOption
+      case _ => None
+    }
+    parsed.getOrElse(bad(s"option fpp must be a number strictly between 0 and 1, got ${value.text}"))
+  }
+
+  private val Integer = "[+-]?\\d+".r
+
+  private def expectedNumItems(value: OptionValue): Long = {
+    val parsed = value match {
+      case OptionValue.Number(t @ Integer()) => t.toLongOption
+      case OptionValue.Str(s) => s.trim.toLongOption
+      case _ => None
+    }
+    parsed.getOrElse(bad(s"option expected_num_items must be a positive integer, got ${value.text}"))
+  }
+
+  private def globalFilter(value: OptionValue): Boolean = value match {
+    case OptionValue.Bool(b) => b
+    case OptionValue.Str(s) if s.equalsIgnoreCase("true") || s.equalsIgnoreCase("false") => s.toBoolean
+    case _ => bad(s"option global_filter must be true or false, got ${value.text}")
+  }
+
+  private def granularity(value: OptionValue): String = value match {
+    case OptionValue.Str(s) => BFIndexConfig.granularityOf(s)
+    case _ => bad(s"option granularity must be a string, '${BFIndexConfig.FileGranularity}' or " +
+      s"'${BFIndexConfig.RowGroupGranularity}', got ${value.text}")
+  }
+}

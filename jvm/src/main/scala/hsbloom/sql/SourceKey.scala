@@ -1,0 +1,37 @@
+package hsbloom.sql
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.spark.sql.DataFrame
+
+import hsbloom.{HsbloomException, IndexInfo}
+import hsbloom.catalog.Sources
+import hsbloom.shim.ClassicDataset
+
+/**
+ * What `SHOW BLOOMFILTER INDEXES ON table` compares an index's source with: the table's format, its root
+ * paths (a Delta table's root; a file source's listed roots) and its catalog name. An index covers the table
+ * when it has the same format and either the same root paths or, for a catalog table, the same table name;
+ * the version a Delta table is read at does not count (an index of version 3 covers the table at version 5:
+ * it is stale, which `DESCRIBE BLOOMFILTER INDEX` tells). The table is described by `Sources.describe`, the
+ * description an index's source was recorded from, so the two compare string for string.
+ */
+private[sql] final case class SourceKey(format: String, rootPaths: Set[String], table: Option[String]) {
+  def covers(source: IndexInfo.SourceInfo): Boolean =
+    format == source.format && (rootPaths == source.rootPaths.toSet || table.exists(source.table.contains))
+}
+
+private[sql] object SourceKey {
+  private val mapper = new ObjectMapper()
+
+  /** The key of what `df` reads; `HsbloomException.UnsupportedSource` if it is no source an index can have. */
+  def of(df: DataFrame): SourceKey = {
+    val described = mapper.readTree(Sources.describe(df.asInstanceOf[ClassicDataset[_]], "[]", withFiles = false))
+    if (described.has("error")) throw HsbloomException.unsupportedSource(described.get("error").asText)
+    SourceKey(
+      described.get("format").asText,
+      described.get("root_paths").elements.asScala.map(_.asText).toSet,
+      Option(described.get("table")).filterNot(_.isNull).map(_.asText))
+  }
+}
