@@ -157,6 +157,14 @@ object IndexInfo {
   def listingRow(i: IndexInfo): Row = Row(i.name, i.config.indexedColumns, i.state, i.source.describe, i.numFiles,
     boxed(i.indexBytes), i.fileFpp, if (i.damage.isEmpty) null else i.damage.mkString("; "))
 
+  /** The rows of `SHOW FILES IN BLOOMFILTER INDEX` (`Hyperspace.indexFiles`): one per source file the version holds. */
+  val filesSchema: StructType = new StructType()
+    .add("file_id", LongType, nullable = false)
+    .add("file_path", StringType, nullable = false)
+    .add("file_size", LongType, nullable = false)
+    .add("file_mtime", LongType, nullable = false)
+    .add("filter_source", StringType, nullable = false) // "hashed", or "adopted" from the file's own Bloom filters
+
   /** An index none of whose stable log entries is readable: listed as UNREADABLE with its damage. */
   def unreadableRow(name: String, problems: Seq[String]): Row =
     Row(name, Seq.empty[String], "UNREADABLE", null, null, null, null, problems.mkString("; "))

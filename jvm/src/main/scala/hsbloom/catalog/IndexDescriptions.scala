@@ -4,7 +4,6 @@ import java.io.FileNotFoundException
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{coalesce, col, lit}
-import org.apache.spark.sql.types.{LongType, StringType, StructType}
 
 import hsbloom.{HsbloomException, IndexInfo}
 import hsbloom.index.{IndexDamage, IndexTables, Layout}
@@ -99,11 +98,6 @@ object IndexDescriptions {
       needsFullRefresh = !e.dataLayout.contains(Layout.DataLayout))
   }
 
-  /** The schema of `Hyperspace.indexFiles`. */
-  val filesSchema: StructType = new StructType().add("file_id", LongType, nullable = false)
-    .add("file_path", StringType, nullable = false).add("file_size", LongType, nullable = false)
-    .add("file_mtime", LongType, nullable = false).add("filter_source", StringType, nullable = false)
-
   /**
    * The source files of index `name`'s current version, with where each one's filters came from ("adopted" from
    * its own Parquet Bloom filters, else "hashed"), read from the version's file tables.
@@ -112,7 +106,7 @@ object IndexDescriptions {
     val ctx = IndexContext.open(spark, name)
     val e = latest(ctx)._1.filter(e => e.state != State.DoesNotExist && e.config.isDefined)
       .getOrElse(throw HsbloomException.indexNotFound(s"index '$name' does not exist"))
-    if (e.summary.isEmpty || e.parts.isEmpty) return spark.createDataFrame(java.util.Collections.emptyList[Row](), filesSchema)
+    if (e.summary.isEmpty || e.parts.isEmpty) return spark.createDataFrame(java.util.Collections.emptyList[Row](), IndexInfo.filesSchema)
     val rows = IndexTables.readStoredFileTables(spark, e.parts.map(v => ctx.dataPath(v).toString))
     // A version's older directories may hold files since deleted (their ids are dropped); a table written before
     // adoption has no filter source: every filter was hashed.

@@ -43,6 +43,6 @@ package object shim {
     /** The DataFrame of an unresolved or analyzed `plan` (Spark's `Dataset.ofRows`, `private[sql]`). */
     def ofRows(spark: org.apache.spark.sql.SparkSession,
         plan: org.apache.spark.sql.catalyst.plans.logical.LogicalPlan): org.apache.spark.sql.DataFrame =
-      org.apache.spark.sql.hsbloom.DatasetRows.of(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], plan)
+      org.apache.spark.sql.hsbloom.Datasets.ofRows(spark, plan)
   }
 }

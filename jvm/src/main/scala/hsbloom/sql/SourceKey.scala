@@ -1,13 +1,9 @@
 package hsbloom.sql
 
-import scala.jdk.CollectionConverters._
-
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.DataFrame
 
-import hsbloom.{HsbloomException, IndexInfo}
+import hsbloom.IndexInfo
 import hsbloom.catalog.Sources
-import hsbloom.shim.ClassicDataset
 
 /**
  * What `SHOW BLOOMFILTER INDEXES ON table` compares an index's source with: the table's format, its root
@@ -23,15 +19,9 @@ private[sql] final case class SourceKey(format: String, rootPaths: Set[String], 
 }
 
 private[sql] object SourceKey {
-  private val mapper = new ObjectMapper()
-
   /** The key of what `df` reads; `HsbloomException.UnsupportedSource` if it is no source an index can have. */
   def of(df: DataFrame): SourceKey = {
-    val described = mapper.readTree(Sources.describe(df.asInstanceOf[ClassicDataset[_]], "[]", withFiles = false))
-    if (described.has("error")) throw HsbloomException.unsupportedSource(described.get("error").asText)
-    SourceKey(
-      described.get("format").asText,
-      described.get("root_paths").elements.asScala.map(_.asText).toSet,
-      Option(described.get("table")).filterNot(_.isNull).map(_.asText))
+    val source = Sources.describe(df, Nil, withFiles = false).source
+    SourceKey(source.format, source.rootPaths.toSet, source.table)
   }
 }
