@@ -47,7 +47,7 @@ from pyspark.sql import functions as F
 import hsbloom
 from hsbloom.errors import IndexExistsError
 from hsbloom.explain import row_group_counts
-from hsbloom.operations.protocol import job_group_id
+job_group_id = lambda operation, name: f"hsbloom-{operation}-{name}"  # the jar's JobGroup.id
 
 COLUMNS = ["long_key", "uuid_key"]
 ADOPT = settings.BUILD_ADOPT_NATIVE_FILTERS

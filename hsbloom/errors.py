@@ -1,6 +1,8 @@
-"""The exceptions hsbloom's index management raises, so callers can tell them apart.
+"""The exceptions hsbloom raises, so callers can tell them apart.
 
-Every message names the index, what is wrong, and what to do about it.
+Every hsbloom error is raised in the jar as a Spark `AnalysisException` whose error class (`HSBLOOM_*`) says what
+kind it is; `raised_as_hsbloom_errors` turns it into the matching Python class, on a classic session and on Spark
+Connect alike. Every message names the index, what is wrong, and what to do about it.
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ class HsbloomError(Exception):
     """Base class of hsbloom's index-management errors."""
 
 
+class InvalidArgumentError(HsbloomError, ValueError):
+    """An argument of a call is invalid (an unknown refresh mode, a DataFrame that is not one)."""
+
+
 class InvalidConfigError(HsbloomError, ValueError):
-    """A BFIndexConfig field is invalid (name, columns, fpp, expected_num_items)."""
+    """A BFIndexConfig field is invalid (name, columns, fpp, expected_num_items, granularity)."""
 
 
 class UnsupportedSourceError(HsbloomError, ValueError):
@@ -50,7 +56,7 @@ class IndexBuildError(HsbloomError):
 
 
 class CorruptLogError(HsbloomError):
-    """A log entry cannot be read (unparseable, or written by a newer hsbloom log format)."""
+    """A log entry cannot be read (unparseable, out of range, too large, or of a newer hsbloom log format)."""
 
 
 class SystemPathError(HsbloomError):
@@ -68,6 +74,24 @@ class OperationFailedError(HsbloomError):
     """An index operation failed for a reason hsbloom has no more specific error for (the cause is chained)."""
 
 
+# The jar's error classes (hsbloom.HsbloomException), each raised in Python as one of the classes above.
+ERROR_CLASSES: dict[str, type[HsbloomError]] = {
+    "HSBLOOM_INVALID_ARGUMENT": InvalidArgumentError,
+    "HSBLOOM_INVALID_CONFIG": InvalidConfigError,
+    "HSBLOOM_UNSUPPORTED_SOURCE": UnsupportedSourceError,
+    "HSBLOOM_ENCRYPTED_SOURCE": EncryptedSourceError,
+    "HSBLOOM_INDEX_NOT_FOUND": IndexNotFoundError,
+    "HSBLOOM_INDEX_EXISTS": IndexExistsError,
+    "HSBLOOM_INDEX_STATE": IndexStateError,
+    "HSBLOOM_CONCURRENT_OPERATION": ConcurrentOperationError,
+    "HSBLOOM_BUILD_FAILED": IndexBuildError,
+    "HSBLOOM_CORRUPT_LOG": CorruptLogError,
+    "HSBLOOM_SYSTEM_PATH": SystemPathError,
+    "HSBLOOM_INDEX_PERMISSIONS": IndexPermissionsError,
+    "HSBLOOM_OPERATION_FAILED": OperationFailedError,
+}
+
+
 def first_line(exc: BaseException, limit: int = 500) -> str:
     """The head of an exception's message (a JVM error's full trace stays on the chained cause)."""
     java_exception = getattr(exc, "java_exception", None)  # py4j: the JVM's message, not "error calling o42"
@@ -76,25 +100,31 @@ def first_line(exc: BaseException, limit: int = 500) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-# Every failure of an index operation reaches the user as an hsbloom error.
-#
-# hsbloom's own checks raise HsbloomError subclasses that name the problem and
-# the fix. Anything else that escapes an operation (a JVM exception through
-# py4j, a Spark error, a RecursionError from a pathological input) is wrapped
-# here, at the `Hyperspace` facade, in an OperationFailedError that names the
-# operation, the index, the first line of the cause and where to go next; the
-# cause stays chained for its full trace. Errors in the caller's arguments
-# (TypeError for a wrong type, ValueError for a wrong value such as an unknown
-# refresh mode) pass through unchanged.
+def _hsbloom_error_of(exc: BaseException) -> HsbloomError | None:
+    """The hsbloom error a Spark exception carries (its error class and message parameter), else None."""
+    get_condition = getattr(exc, "getCondition", None)
+    condition = get_condition() if callable(get_condition) else None
+    kind = ERROR_CLASSES.get(condition or "")
+    if kind is None:
+        return None
+    parameters = exc.getMessageParameters() or {}  # type: ignore[attr-defined]
+    return kind(parameters.get("message") or first_line(exc))
+
+
 @contextmanager
-def hsbloom_errors(operation: str, name: str | None = None) -> Iterator[None]:
-    """Run the block; turn any failure that is not an HsbloomError (or an argument's TypeError or ValueError)
-    into OperationFailedError."""
+def raised_as_hsbloom_errors(operation: str, name: str | None = None) -> Iterator[None]:
+    """Run the block; an hsbloom error of the jar becomes its Python class, and any other failure that is not an
+    HsbloomError (or an argument's TypeError or ValueError) an OperationFailedError, with the cause chained."""
     try:
         yield
-    except (HsbloomError, TypeError, ValueError, KeyboardInterrupt):
+    except (HsbloomError, KeyboardInterrupt):
         raise
     except Exception as exc:
+        mapped = _hsbloom_error_of(exc)
+        if mapped is not None:
+            raise mapped from exc
+        if isinstance(exc, (TypeError, ValueError)):
+            raise
         what = f"{operation} of index {name!r}" if name is not None else operation
         raise OperationFailedError(
             f"{what} failed: {first_line(exc)}. Check {settings.SYSTEM_PATH} and the source; "

@@ -1,8 +1,8 @@
-"""`hs.explain(df)`: what hsbloom does to a query.
+"""`hs.explain(df)` as a string, and the file counts of a run, for tests and benchmarks.
 
-The work is in the jar (jvm/src/main/scala/hsbloom/PruningExplain.scala): it
-plans the query afresh with and without hsbloom and asks each pruned scan's
-file index what it keeps, so the numbers are the ones a real run would use.
+The explain itself is the jar's (`EXPLAIN BLOOMFILTER`, docs/sql.md): it plans the query afresh with and without
+hsbloom and asks each pruned scan's file index what it keeps, so the numbers are the ones a real run would use.
+The counts read a run's SQL metrics through the JVM of a classic session.
 """
 
 from __future__ import annotations
@@ -13,26 +13,17 @@ from hsbloom import jar
 
 
 def explain_string(df: Any) -> str:
-    """The physical plan with and without hsbloom, the indexes used, and files before and after pruning."""
-    from pyspark.sql import DataFrame
+    """What `Hyperspace(df.sparkSession).explain(df)` prints."""
+    from hsbloom.hyperspace import Hyperspace
 
-    if not isinstance(df, DataFrame):
-        raise TypeError(f"explain needs a pyspark DataFrame, got {type(df).__name__}")
-    return jar.jar_class(df.sparkSession, "pruning_explain").explain(jar.java_dataframe(df))
-
-
-def run_explained_string(spark: Any, statement: str) -> str:
-    """Run the SQL `statement`; what hsbloom pruned while it ran and what the join rules decided.
-
-    For a Delta DELETE, UPDATE or MERGE, which plans its scans only while it runs (docs/upserts.md).
-    """
-    if not isinstance(statement, str):
-        raise TypeError(f"run_explained needs a SQL statement as a str, got {type(statement).__name__}")
-    return jar.jar_class(spark, "statement_explain").run(jar.java_session(spark), statement)
+    lines: list[str] = []
+    Hyperspace(df.sparkSession).explain(df, redirect_func=lines.append)
+    return "\n".join(lines)
 
 
 def forget_index_listing(spark: Any) -> None:
-    """Make the next query re-read which indexes are ACTIVE (the JVM caches it; docs/pruning.md)."""
+    """Make the next query re-read which indexes are ACTIVE (the JVM caches it; docs/pruning.md). Every index
+    operation does this itself; tests that change an index behind hsbloom's back need it."""
     jar.jar_class(spark, "index_catalog").invalidate()
 
 

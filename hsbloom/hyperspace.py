@@ -1,9 +1,8 @@
-"""Hyperspace: the user-facing entry point for managing hsbloom indexes.
+"""Hyperspace: the Python entry point for managing hsbloom indexes.
 
-A thin facade over hsbloom.operations and hsbloom.refresh (what changes an
-index, each a step of its operation log) and hsbloom.index.catalog (reading
-what exists), in the
-style of Delta's `DeltaTable` and Hyperspace's `Hyperspace` class:
+A thin facade over the jar, which owns every index operation and every stored thing: each method sends one of
+hsbloom's SQL statements (docs/sql.md) and turns its rows into Python values, so it works the same on a classic
+session and on a Spark Connect session, in the style of Delta's `DeltaTable`:
 
     hs = hsbloom.Hyperspace(spark)
     hs.create_index(spark.read.parquet(path), hsbloom.BFIndexConfig("events_ids", ["user_id"]))
@@ -12,19 +11,18 @@ style of Delta's `DeltaTable` and Hyperspace's `Hyperspace` class:
 
 from __future__ import annotations
 
+import uuid
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from hsbloom import explain
+from hsbloom import statements
 from hsbloom.config import BFIndexConfig
-from hsbloom.errors import hsbloom_errors
-from hsbloom.index import catalog
-from hsbloom.index.catalog import IndexInfo
-from hsbloom.operations import create, lifecycle, recovery, verify
-from hsbloom.operations.verify import VerifyResult
-from hsbloom.refresh import RefreshResult, refresh_index
+from hsbloom.errors import InvalidArgumentError, UnsupportedSourceError, raised_as_hsbloom_errors
+from hsbloom.results import IndexInfo, RefreshResult, VerifyResult
 from hsbloom.session import default_jar_path
-from hsbloom.session_checks import require_hsbloom_session
+from hsbloom.session_checks import is_connect_session, require_hsbloom_session
+
+REFRESH_MODES = ("full", "incremental", "quick")
 
 
 class Hyperspace:
@@ -36,98 +34,137 @@ class Hyperspace:
         self.spark = spark
 
     def create_index(self, df: Any, config: BFIndexConfig) -> None:
-        """Index `config.indexed_columns` of the files `df` scans (a plain scan of a Parquet, ORC,
-        CSV or JSON path, a catalog table over files, or a Delta table at a version).
+        """Index `config.indexed_columns` of the files `df` scans (a plain scan of a Parquet, ORC, CSV or JSON path, a
+        catalog table over files, a temporary view of one, or a Delta table at a version).
 
-        Raises InvalidConfigError / UnsupportedSourceError before writing anything, IndexExistsError
-        if the name is taken, ConcurrentOperationError if another writer is at work on it, and
-        IndexBuildError (with the cause chained) if the build fails, after undoing its effects. The index
-        directory gets the source's permission (IndexPermissionsError if it cannot: docs/security.md).
+        Raises InvalidConfigError / UnsupportedSourceError before writing anything, IndexExistsError if the name is
+        taken, ConcurrentOperationError if another writer is at work on it, and IndexBuildError (with the cause
+        chained) if the build fails, after undoing its effects. The index directory gets the source's permission
+        (IndexPermissionsError if it cannot: docs/security.md).
         """
-        with self._operation("create", getattr(config, "index_name", None)):
-            create.create_index(self.spark, df, config)
+        if not isinstance(config, BFIndexConfig):
+            raise TypeError(f"create_index needs a BFIndexConfig, got {type(config).__name__}")
+        from pyspark.sql import DataFrame
+
+        if not isinstance(df, DataFrame):
+            raise UnsupportedSourceError(f"create_index needs a pyspark DataFrame, got {type(df).__name__}")
+        options = {
+            "expected_num_items": config.expected_num_items,
+            "fpp": config.fpp,
+            "global_filter": config.global_filter,
+            "granularity": config.granularity,
+        }
+        with self._source_view(df) as view:
+            statement = statements.create(config.index_name, view, config.indexed_columns, options)
+            self._run(df.sparkSession, statement, "create", config.index_name)
 
     def delete_index(self, name: str, force: bool = False) -> None:
         """Soft-delete an ACTIVE index: queries stop using it; restore_index brings it back.
 
-        With `force=True`, mark the index as not existing whatever state its log is in (a damaged latest
-        entry, an operation whose writer cannot be proven gone): queries stop using it, there is no restore,
-        and vacuum_index then removes its data so the name can be created again (docs/troubleshooting.md).
+        With `force=True`, mark the index as not existing whatever state its log is in (a damaged latest entry, an
+        operation whose writer cannot be proven gone): queries stop using it, there is no restore, and vacuum_index
+        then removes its data so the name can be created again (docs/troubleshooting.md).
         """
-        with self._operation("delete", name):
-            if force:
-                recovery.force_delete(self.spark, name)
-            else:
-                lifecycle.delete_index(self.spark, name)
+        self._run(self.spark, statements.drop(name, bool(force)), "delete", name)
 
     def restore_index(self, name: str) -> None:
         """Make a DELETED index ACTIVE again."""
-        with self._operation("restore", name):
-            lifecycle.restore_index(self.spark, name)
+        self._run(self.spark, statements.simple("RESTORE", name), "restore", name)
 
     def vacuum_index(self, name: str) -> None:
         """Remove a DELETED index's data for good (freeing its name), or directories an ACTIVE one no longer reads."""
-        with self._operation("vacuum", name):
-            lifecycle.vacuum_index(self.spark, name)
+        self._run(self.spark, statements.simple("VACUUM", name), "vacuum", name)
 
     def cancel(self, name: str) -> None:
         """Return an index whose operation was interrupted to the stable state that operation started from."""
-        with self._operation("cancel", name):
-            lifecycle.cancel(self.spark, name)
+        self._run(self.spark, statements.simple("CANCEL", name), "cancel", name)
 
     def refresh_index(self, name: str, mode: str = "full") -> RefreshResult:
-        """Bring an index up to date with its source: "full" rebuilds it, "incremental" builds only appended
-        files and drops deleted ones, "quick" only records the changes (queries read appended files).
+        """Bring an index up to date with its source: "full" rebuilds it, "incremental" builds only appended files and
+        drops deleted ones, "quick" only records the changes (queries read appended files).
 
-        Returns what was done (`refreshed` is False, and nothing is written, when there was nothing to do).
-        The previous version stays in use until the new one is ACTIVE (docs/refresh.md). Every refresh gives
-        the index directory the source's permission again (docs/security.md).
+        Returns what was done (`refreshed` is False, and nothing is written, when there was nothing to do). The
+        previous version stays in use until the new one is ACTIVE (docs/refresh.md). Every refresh gives the index
+        directory the source's permission again (docs/security.md).
         """
-        with self._operation("refresh", name):
-            return refresh_index(self.spark, name, mode)
+        if mode not in REFRESH_MODES:
+            raise InvalidArgumentError(f"refresh mode must be one of {', '.join(REFRESH_MODES)}; got {mode!r}")
+        [row] = self._run(self.spark, statements.refresh(name, mode), "refresh", name).collect()
+        return RefreshResult.from_row(row)
 
     def explain(self, df: Any, redirect_func: Callable[[str], Any] = print) -> None:
-        """Print the plan of `df` with and without hsbloom, the indexes its scans use, and the
-        files each scan lists before and after pruning (to `redirect_func`, by default print)."""
-        redirect_func(explain.explain_string(df))
+        """Print the plan of `df` with and without hsbloom, the indexes its scans use, and the files each scan lists
+        before and after pruning (to `redirect_func`, by default print)."""
+        from pyspark.sql import DataFrame
+
+        if not isinstance(df, DataFrame):
+            raise TypeError(f"explain needs a pyspark DataFrame, got {type(df).__name__}")
+        with self._source_view(df) as view:
+            [row] = self._run(df.sparkSession, statements.explain(view), "explain").collect()
+        redirect_func(row.plan)
 
     def run_explained(self, statement: str, redirect_func: Callable[[str], Any] = print) -> None:
-        """Run the SQL `statement` (it changes the table if it is a DELETE, UPDATE or MERGE), then print
-        each scan hsbloom pruned while it ran, with its files before and after, and what the join rules
-        decided (to `redirect_func`, by default print). For statements that plan their scans only while
-        they run, as Delta's DELETE, UPDATE and MERGE do (docs/upserts.md)."""
-        redirect_func(explain.run_explained_string(self.spark, statement))
-
-    @contextmanager
-    def _operation(self, operation: str, name: str | None) -> Iterator[None]:
-        """Run one operation: its failures as hsbloom errors, and queries of this process see its effect at once
-        (other processes within the catalog's refresh interval)."""
-        try:
-            with hsbloom_errors(operation, name):
-                yield
-        finally:
-            explain.forget_index_listing(self.spark)
+        """Run the SQL `statement` (it changes the table if it is a DELETE, UPDATE or MERGE), then print each scan
+        hsbloom pruned while it ran, with its files before and after, and what the join rules decided (to
+        `redirect_func`, by default print). For statements that plan their scans only while they run, as Delta's
+        DELETE, UPDATE and MERGE do (docs/upserts.md)."""
+        if not isinstance(statement, str):
+            raise TypeError(f"run_explained needs a SQL statement as a str, got {type(statement).__name__}")
+        [row] = self._run(self.spark, statements.explain_analyze(statement), "run_explained").collect()
+        redirect_func(row.plan)
 
     def indexes(self) -> Any:
         """A DataFrame of all indexes: name, indexed_columns, state, source, num_files, index_size (bytes), fpp (of
-        each file's filter)."""
-        with hsbloom_errors("listing indexes"):
-            return catalog.indexes_dataframe(self.spark)
+        each file's filter), damage."""
+        return self._run(self.spark, statements.show_indexes(), "listing indexes")
 
     def index(self, name: str) -> IndexInfo:
-        """Details of one index and per-column statistics (rows, nulls, distinct values, filter sizes), and
-        `damage`: the damaged index files this process has found (by queries or verify_index)."""
-        with hsbloom_errors("reading", name):
-            return catalog.index_info(self.spark, name)
+        """Details of one index and per-column statistics (rows, nulls, distinct values, filter sizes), and `damage`:
+        the damaged index files found so far (by queries or verify_index)."""
+        [row] = self._run(self.spark, statements.simple("DESCRIBE", name), "reading", name).collect()
+        return IndexInfo.from_row(row)
 
     def adopted_files(self, name: str) -> list[str]:
-        """The source files whose filters index `name` took from their own Parquet Bloom filters instead of
-        hashing their values (docs/indexes.md#adopted-native-filters); `index(name).adopted_files` counts them."""
-        with hsbloom_errors("reading", name):
-            return catalog.adopted_file_paths(self.spark, name)
+        """The source files whose filters index `name` took from their own Parquet Bloom filters instead of hashing
+        their values (docs/indexes.md#adopted-native-filters); `index(name).adopted_files` counts them."""
+        rows = self._run(self.spark, statements.show_files(name), "reading", name).collect()
+        return sorted({r.file_path for r in rows if r.filter_source == "adopted"})
 
     def verify_index(self, name: str) -> VerifyResult:
-        """Read everything index `name` holds and check it (log entries, file tables, filters, blocks, global
-        filters against their checksums). Returns a VerifyResult: `healthy`, and each problem with its file."""
-        with self._operation("verify", name):
-            return verify.verify_index(self.spark, name)
+        """Read everything index `name` holds and check it (log entries, file tables, filters, blocks, global filters
+        against their checksums). Returns a VerifyResult: `healthy`, and each problem with its file."""
+        [row] = self._run(self.spark, statements.simple("VERIFY", name), "verify", name).collect()
+        return VerifyResult.from_row(row)
+
+    def _run(self, spark: Any, statement: str, operation: str, name: str | None = None) -> Any:
+        """Run one statement; its failures as hsbloom errors. On Ctrl-C, the statement's Spark jobs are cancelled
+        (they run in the JVM, which an interrupt of Python does not stop)."""
+        with raised_as_hsbloom_errors(operation, name):
+            try:
+                return spark.sql(statement)
+            except KeyboardInterrupt:
+                _interrupt(spark, operation, name)
+                raise
+
+    @contextmanager
+    def _source_view(self, df: Any) -> Iterator[str]:
+        """`df` as a temporary view of its own session for the length of a statement: how a DataFrame reaches a SQL
+        statement on a classic session and on Spark Connect alike (the view holds `df`'s analyzed plan)."""
+        view = f"hsbloom_source_{uuid.uuid4().hex}"
+        df.createOrReplaceTempView(view)
+        try:
+            yield view
+        finally:
+            df.sparkSession.catalog.dropTempView(view)
+
+
+def _interrupt(spark: Any, operation: str, name: str | None) -> None:
+    """Cancel what an interrupted statement left running: its operation's job group (classic), or the session's
+    operations (Spark Connect: the server runs them)."""
+    try:
+        if is_connect_session(spark):
+            spark.interruptAll()
+        elif name is not None:
+            spark.sparkContext.cancelJobGroup(f"hsbloom-{operation}-{name}")
+    except Exception:  # noqa: BLE001 - the interrupt is what the caller must see
+        pass

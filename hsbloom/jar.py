@@ -1,44 +1,40 @@
-"""The one door from Python into the JVM: the hsbloom jar's entry points and PySpark's private handles.
+"""The one door from Python into a classic session's JVM: the hsbloom jar's classes and PySpark's private handles.
 
-Python drives hsbloom's Scala side through py4j. Every class of the jar that Python calls is named here
-once, and so is every private attribute of PySpark hsbloom relies on (`_jvm`, `_jdf`, `_jsparkSession`, a
-builder's `_options`). When the jar's packages move or PySpark renames an internal, this is the only
-Python file to change.
+Index management goes through SQL (hsbloom.statements), which works on Spark Connect too; py4j is left for the
+session check and for what tests and benchmarks read from a classic session's JVM. Every class of the jar reached
+through py4j is named here once, and so is every private attribute of PySpark hsbloom relies on (`_jvm`, `_jdf`,
+`_jsparkSession`, a builder's `_options`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# The jar's classes Python calls, by role. The SQL extension's name is user-facing (spark.sql.extensions).
+# The jar's classes Python reaches through py4j, by role. The SQL extension's name is user-facing
+# (spark.sql.extensions). The package itself manages indexes through SQL only (hsbloom.statements); it calls the
+# jar directly only for the session check, and for the run metrics and caches that tests and benchmarks read on a
+# classic session. The other roles are the jar's internals that tests and benchmarks drive.
 EXTENSION_CLASS = "hsbloom.HsbloomExtension"
 _CLASSES = {
-    "build_input": "hsbloom.build.BuildInput",
-    "index_build": "hsbloom.build.IndexBuild",
-    "index_refresh": "hsbloom.build.IndexRefresh",
-    "sources": "hsbloom.catalog.Sources",
-    "encrypted_columns": "hsbloom.build.EncryptedColumns",
+    "extension": EXTENSION_CLASS,
     "index_catalog": "hsbloom.catalog.IndexCatalog",
+    "pruning_explain": "hsbloom.explain.PruningExplain",
+    # Used by tests and benchmarks:
+    "index_build": "hsbloom.build.IndexBuild",
+    "encrypted_columns": "hsbloom.build.EncryptedColumns",
     "index_damage": "hsbloom.index.IndexDamage",
-    "index_verify": "hsbloom.index.IndexVerify",
-    "index_log": "hsbloom.index.IndexLog",
     "index_tables": "hsbloom.index.IndexTables",
-    "source_listing": "hsbloom.index.SourceListing",
-    "log_store": "hsbloom.index.LogStore",
     "index_directories": "hsbloom.index.IndexDirectories",
     "index_permissions": "hsbloom.index.IndexPermissions",
     "global_filter": "hsbloom.index.GlobalFilter",
     "global_filter_ref": "hsbloom.index.GlobalFilterRef",
-    "sbbf": "hsbloom.sbbf.Sbbf",
-    "pruning_explain": "hsbloom.explain.PruningExplain",
-    "statement_explain": "hsbloom.explain.StatementExplain",
-    "py4j_socket": "hsbloom.shim.Py4jSocket",
     "layout": "hsbloom.index.Layout",
+    "log_store": "hsbloom.log.LogStore",
+    "sbbf": "hsbloom.sbbf.Sbbf",
     "settings": "hsbloom.conf.HsbloomConf",
     # Only on the classpath of bench/sbbf.py and bench/scale.py (jvm/bench, not in the shipped jar).
     "sbbf_bench": "hsbloom.bench.SbbfBench",
-    "scale_bench": "hsbloom.bench.ScaleBench",  # bench/scale.py
-    "extension": EXTENSION_CLASS,
+    "scale_bench": "hsbloom.bench.ScaleBench",
 }
 
 
@@ -78,12 +74,3 @@ def jar_class(spark: Any, role: str) -> Any:
     for part in _CLASSES[role].split("."):
         target = getattr(target, part)
     return target
-
-
-def fast_jvm_replies(spark: Any) -> bool:
-    """Turn Nagle's algorithm off on this Python thread's py4j socket (True if done).
-
-    The py4j that PySpark 4.2 ships stalls about 40 ms on every reply longer than 8 KiB (a log entry, a file
-    listing), which made most of an incremental refresh's fixed cost; see `Py4jSocket` in the jar.
-    """
-    return bool(jar_class(spark, "py4j_socket").disableNagle())

@@ -59,7 +59,7 @@ def external_vectors() -> Path:
 
 @contextmanager
 def _system_path_set_to(spark, path: Path) -> Iterator[Path]:
-    from hsbloom.index.layout import SYSTEM_PATH_CONF
+    from hsbloom.settings import SYSTEM_PATH as SYSTEM_PATH_CONF
 
     previous = spark.conf.get(SYSTEM_PATH_CONF, None)
     spark.conf.set(SYSTEM_PATH_CONF, str(path))

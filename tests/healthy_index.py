@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace, jar
-from hsbloom.index.layout import SYSTEM_PATH_CONF
+from hsbloom.settings import SYSTEM_PATH as SYSTEM_PATH_CONF
 
 NAME = "idx"
 NUM_FILES = 6

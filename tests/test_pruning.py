@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from hsbloom import jar
 import hsbloom
 from hsbloom.explain import explain_string, file_counts
-from hsbloom.index.layout import SYSTEM_PATH_CONF
+from hsbloom.settings import SYSTEM_PATH as SYSTEM_PATH_CONF
 from pruning_support import create_index, files_read, outcomes
 
 FPP = 0.01

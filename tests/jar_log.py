@@ -1,0 +1,100 @@
+"""An index's operation log as the jar reads it, for tests: the jar is the one reader and writer of log entries
+(hsbloom.log.OperationLog, LogJson), so tests read entries through it, and steer its test seam (LogSteps) to stop a
+writer at a step or make writers race for one entry."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hsbloom import jar
+from hsbloom.results import State
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A log entry as the jar parsed it (every field checked), with the fields tests look at; `raw` is the whole
+    entry as the jar writes it."""
+
+    id: int
+    state: State
+    operation: str
+    data_version: int | None
+    parts: tuple[int, ...]
+    dropped_file_ids: tuple[int, ...]
+    message: str | None
+    raw: dict[str, Any]
+
+    @property
+    def summary(self) -> dict[str, Any] | None:
+        return self.raw.get("summary")
+
+    @property
+    def source(self) -> dict[str, Any] | None:
+        return self.raw.get("source")
+
+
+class Log:
+    """The log of the index in `index_dir` (a local directory), through the jar's `OperationLog`."""
+
+    def __init__(self, spark: Any, index_dir: Path | str) -> None:
+        index_dir = Path(str(index_dir).removeprefix("file:"))
+        jvm = jar.jvm(spark)
+        self._jvm = jvm
+        log_path = jvm.org.apache.hadoop.fs.Path(f"file:{index_dir}/_hsbloom_log")
+        self._log = jvm.hsbloom.log.OperationLog(index_dir.name, log_path, jar.hadoop_conf(spark))
+
+    def ids(self) -> list[int]:
+        return [int(i) for i in self._jvm.scala.jdk.javaapi.CollectionConverters.asJava(self._log.ids())]
+
+    def read(self, entry_id: int) -> Entry:
+        """Entry `entry_id`; hsbloom's CorruptLog error (a Py4JJavaError) when it is not one hsbloom wrote."""
+        return _entry(self._jvm.hsbloom.log.LogJson.write(self._log.read(entry_id)))
+
+    def latest(self) -> Entry | None:
+        ids = self.ids()
+        return self.read(ids[-1]) if ids else None
+
+    def entries(self) -> list[Entry]:
+        return [self.read(i) for i in self.ids()]
+
+
+def _entry(text: str) -> Entry:
+    raw = json.loads(text)
+    version = raw["data_version"]
+    parts = tuple(raw["data_parts"] or ([] if version is None else [version]))
+    return Entry(raw["id"], State(raw["state"]), raw["operation"], version, parts, tuple(raw["dropped_file_ids"]),
+                 raw["message"], raw)
+
+
+def log_of(spark: Any, system_path: Path | str, name: str) -> Log:
+    return Log(spark, Path(str(system_path).removeprefix("file:")) / name)
+
+
+@dataclass(frozen=True)
+class HeldFile:
+    """A source file an index version holds: its id in the version's tables and its fingerprint."""
+
+    file_id: int
+    path: str
+    size: int
+    mtime: int
+
+
+def held_files(spark: Any, data_paths: list[str], dropped: tuple[int, ...] = ()) -> tuple[list[HeldFile], int]:
+    """The files the data directories `data_paths` hold without the ids `dropped`, sorted by path, and how many rows
+    or table parts failed their checks (the jar's `SourceListing`)."""
+    jvm = jar.jvm(spark)
+    convert = jvm.scala.jdk.javaapi.CollectionConverters
+    paths = convert.asScala(list(data_paths)).toSeq()
+    ids = convert.asScala([jvm.java.lang.Long(i) for i in dropped]).toSet()
+    answer = jvm.hsbloom.index.SourceListing.held(paths, ids, jar.hadoop_conf(spark))
+    files = [HeldFile(int(f.id()), f.path(), int(f.size()), int(f.mtime())) for f in convert.asJava(answer._1())]
+    return files, int(answer._2())
+
+
+def log_steps(spark: Any) -> Any:
+    """The jar's test seam for stopping a writer at a step or making writers race (hsbloom.log.LogSteps)."""
+    return jar.jvm(spark).hsbloom.log.LogSteps
