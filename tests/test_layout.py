@@ -1,47 +1,43 @@
-"""The index layout and log names are spelled alike on both sides.
-
-The jar (hsbloom.index.Layout) is their definition: queries read indexes with it. Python writes the log and
-the data directories, so each name Python uses must be the jar's, and the system path is resolved by the
-jar for both.
-"""
+"""Where indexes live: under the system path, by default `_hsbloom` in the session's warehouse (the jar's `Layout`),
+whichever client creates them; each index a directory of its name, holding its log and its data versions."""
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 
-from hsbloom import jar
-from hsbloom.index import layout, log
+from pyspark.sql import functions as F
 
-
-def test_python_spells_every_layout_and_log_name_as_the_jar_does(spark):
-    names = json.loads(jar.jar_class(spark, "layout").json())
-    assert layout.LOG_DIR == names["log_dir"]
-    assert layout.VERSION_PREFIX == names["version_prefix"]
-    assert layout.FILES_TABLE == names["files_table"]
-    assert layout.GLOBAL_TABLE == names["global_table"]
-    assert layout.ZONES_TABLE == names["zones_table"]
-    assert layout.DATA_LAYOUT == names["data_layout"]
-    assert log.LOG_FORMAT_VERSION == names["log_format_version"]
-    assert len(log.OperationLog(spark, "file:/nowhere/_hsbloom_log").entry_path(0).rsplit("/", 1)[1]) == (
-        names["log_entry_digits"] + len(".json")
-    )
-    assert [s.value for s in log.State] == names["states"]
-    assert sorted(s.value for s in log.STABLE_STATES) == sorted(names["stable_states"])
-    assert layout.data_version_of(f"{names['version_prefix']}12") == 12
+from hsbloom import BFIndexConfig, Hyperspace
+from hsbloom.settings import SYSTEM_PATH
 
 
-def test_the_system_path_defaults_under_the_warehouse_and_drops_trailing_slashes(spark):
-    configured = spark.conf.get(layout.SYSTEM_PATH_CONF, None)
+def _layout(index_dir: Path) -> set[str]:
+    return {p.name for p in index_dir.iterdir()}
+
+
+def test_indexes_live_under_the_warehouse_by_default_and_trailing_slashes_do_not_matter(spark, tmp_path):
+    data = str(tmp_path / "data")
+    spark.range(0, 100, numPartitions=2).withColumn("s", F.col("id").cast("string")).write.parquet(data)
+    configured = spark.conf.get(SYSTEM_PATH, None)
+    hs = Hyperspace(spark)
     try:
-        spark.conf.unset(layout.SYSTEM_PATH_CONF)
-        warehouse = spark.conf.get("spark.sql.warehouse.dir").rstrip("/")
-        assert layout.system_path(spark) == f"{warehouse}/{json.loads(jar.jar_class(spark, 'layout').json())['default_system_dir']}"
-        spark.conf.set(layout.SYSTEM_PATH_CONF, "/tmp/some/indexes//")
-        assert layout.system_path(spark) == "/tmp/some/indexes"
-        spark.conf.set(layout.SYSTEM_PATH_CONF, "/")
-        assert layout.system_path(spark) == "/"
+        spark.conf.unset(SYSTEM_PATH)
+        warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
+        hs.create_index(spark.read.parquet(data), BFIndexConfig("where_by_default", ["id"]))
+        index_dir = warehouse / "_hsbloom" / "where_by_default"
+        assert _layout(index_dir) == {"_hsbloom_log", "v__=0"}
+        assert hs.index("where_by_default").data_path == f"file:{index_dir}/v__=0"
+        hs.delete_index("where_by_default")
+        hs.vacuum_index("where_by_default")
+
+        spark.conf.set(SYSTEM_PATH, f"{tmp_path}/indexes//")
+        hs.create_index(spark.read.parquet(data), BFIndexConfig("where_configured", ["id"]))
+        assert _layout(tmp_path / "indexes" / "where_configured") == {"_hsbloom_log", "v__=0"}
+        assert sorted(p.name for p in (tmp_path / "indexes" / "where_configured" / "_hsbloom_log").iterdir()) == [
+            f"{0:020d}.json", f"{1:020d}.json"
+        ]
     finally:
         if configured:
-            spark.conf.set(layout.SYSTEM_PATH_CONF, configured)
+            spark.conf.set(SYSTEM_PATH, configured)
         else:
-            spark.conf.unset(layout.SYSTEM_PATH_CONF)
+            spark.conf.unset(SYSTEM_PATH)
