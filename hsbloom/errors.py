@@ -19,6 +19,10 @@ class InvalidConfigError(HsbloomError, ValueError):
     """A BFIndexConfig field is invalid (name, columns, fpp, expected_num_items)."""
 
 
+class ConnectServerArgumentError(HsbloomError, ValueError):
+    """An argument of connect_server_command / start_connect_server is invalid (a port, master or conf entry)."""
+
+
 class UnsupportedSourceError(HsbloomError, ValueError):
     """The DataFrame is not a plain scan of files, or an indexed column is unknown or of an unsupported type."""
 
