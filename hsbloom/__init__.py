@@ -2,10 +2,12 @@
 
 Start a session with `hsbloom.configure(SparkSession.builder, delta=True).getOrCreate()`,
 build indexes with `hsbloom.Hyperspace(spark).create_index(df, hsbloom.BFIndexConfig(...))`,
-then turn acceleration on with `hsbloom.enable(spark)`.
+then turn acceleration on with `hsbloom.enable(spark)`. On Spark Connect, the server gets hsbloom from
+`hsbloom.connect_server_command(...)` (or `hsbloom.start_connect_server(...)` on this machine).
 """
 
 from hsbloom.config import BFIndexConfig
+from hsbloom.connect import ConnectServer, connect_server_command, start_connect_server
 from hsbloom.hyperspace import Hyperspace
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
 from hsbloom.operations.verify import VerifyResult
@@ -14,13 +16,16 @@ from hsbloom.version import __version__
 
 __all__ = [
     "BFIndexConfig",
+    "ConnectServer",
     "HsbloomJarError",
     "HsbloomSessionError",
     "Hyperspace",
     "VerifyResult",
     "__version__",
     "configure",
+    "connect_server_command",
     "disable",
     "enable",
     "is_enabled",
+    "start_connect_server",
 ]

@@ -128,25 +128,25 @@ class ConnectServer:
     def stop(self, timeout: float = 30) -> None:
         """End the server's process group (SIGTERM, then SIGKILL after `timeout` seconds) and wait for it."""
         atexit.unregister(self.stop)
-        if self.process.poll() is not None:
-            return
-        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, None)):
+        if self.process.poll() is None:
             try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                self.process.wait(timeout=wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=timeout)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # what did not end, and what outlived the JVM (Python workers)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
 
     def log_tail(self, lines: int = _LOG_TAIL_LINES) -> str:
+        """The log's last lines, without Spark's INFO lines (a failing server's last ones are its shutdown's)."""
         try:
             text = self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             return f"(no log at {self.log_path}: {exc})"
-        return "\n".join(text.splitlines()[-lines:])
+        return "\n".join([line for line in text.splitlines() if " INFO " not in line][-lines:])
 
     def __enter__(self) -> ConnectServer:
         return self
