@@ -139,6 +139,7 @@ class ConnectServer:
         except ProcessLookupError:
             pass
         self.process.wait()
+        _wait_until_gone(self.process.pid)
 
     def log_tail(self, lines: int = _LOG_TAIL_LINES) -> str:
         """The log's last lines, without Spark's INFO lines (a failing server's last ones are its shutdown's)."""
@@ -157,6 +158,18 @@ class ConnectServer:
     def __repr__(self) -> str:
         state = "running" if self.running() else f"exited {self.process.returncode}"
         return f"ConnectServer(url={self.url!r}, pid={self.pid}, {state}, log_path='{self.log_path}')"
+
+
+def _wait_until_gone(group: int, limit: float = 10) -> None:
+    """Wait (at most `limit` seconds) until no process of the group is left: the killed ones that were not this
+    process's children (spark-submit's launcher) exist until init reaps them."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
 
 
 def _port_taken(port: int) -> bool:
@@ -225,7 +238,8 @@ def start_connect_server(
     while True:
         if not server.running():
             raise HsbloomSessionError(
-                f"the Spark Connect server exited with code {process.returncode} before it answered on port {port}; "
+                f"the Spark Connect server (pid {process.pid}) exited with code {process.returncode} before it "
+                f"answered on port {port}; "
                 f"the end of its log ({log}):\n{server.log_tail()}"
             )
         if _grpc_ready(port, wait=min(1.0, max(0.1, deadline - time.monotonic()))) and server.running():
@@ -233,6 +247,7 @@ def start_connect_server(
         if time.monotonic() >= deadline:
             server.stop()
             raise HsbloomSessionError(
-                f"the Spark Connect server did not answer on port {port} within {timeout:g} s (stopped it; raise "
+                f"the Spark Connect server (pid {process.pid}) did not answer on port {port} within {timeout:g} s "
+                "(stopped it; raise "
                 f"timeout= on a slow or busy machine); the end of its log ({log}):\n{server.log_tail()}"
             )

@@ -18,6 +18,10 @@ from hsbloom.jar import EXTENSION_CLASS
 from hsbloom.errors import HsbloomError, first_line
 
 
+# The SQL function the extension registers in every session: on Connect, the proof that the server loaded it.
+VERSION_FUNCTION = "hsbloom_version"
+
+
 class HsbloomSessionError(HsbloomError, RuntimeError):
     """The SparkSession (or builder, or Connect server) cannot run hsbloom: no hsbloom extension or jar."""
 
@@ -86,11 +90,11 @@ def _require_connect_server_with_hsbloom(spark: Any, jar_hint: str) -> None:
             "indexes. " + _start_the_server_right(jar_hint)
         )
     try:
-        spark.sql("SELECT hsbloom_version()").collect()
+        spark.sql(f"SELECT {VERSION_FUNCTION}()").collect()
     except AnalysisException as exc:
         raise HsbloomSessionError(
             f"This Spark Connect session's server names {EXTENSION_CLASS} in spark.sql.extensions, but "
-            f"hsbloom_version() does not answer ({first_line(exc, 200)}): the hsbloom jar is not on the server "
+            f"{VERSION_FUNCTION}() does not answer ({first_line(exc, 200)}): the hsbloom jar is not on the server "
             "driver's classpath, so Spark skipped the extension (the server's log has a warning saying so). "
             + _start_the_server_right(jar_hint)
         ) from exc
