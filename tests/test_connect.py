@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
+import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -208,3 +209,37 @@ def test_enable_refuses_a_connect_server_whose_extension_did_not_load(connect_sp
     assert "the hsbloom jar is not on the server driver's classpath" in message
     assert "hsbloom.connect_server_command(delta=...)" in message
     assert not hsbloom.is_enabled(connect_spark)
+
+
+def test_pysparks_own_remote_builder_refuses_while_a_classic_session_runs(spark, connect_server):
+    """Why connect_spark uses Connect's builder (tests/connect_server.py), and that it leaves the process classic."""
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.sql import SparkSession
+
+    with pytest.raises(PySparkRuntimeError, match="SESSION_ALREADY_EXIST"):
+        SparkSession.builder.remote(connect_server.url).getOrCreate()
+    assert "SPARK_CONNECT_MODE_ENABLED" not in os.environ
+
+
+USER_PROGRAM = """
+import sys
+from pyspark.sql import SparkSession, functions as F
+import hsbloom
+
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+hsbloom.enable(spark)
+rows = spark.range(50).where(F.col("id").isin(3, 30)).collect()
+print("RESULT", hsbloom.is_enabled(spark), [r.id for r in rows], flush=True)
+spark.stop()
+"""
+
+
+def test_a_connect_program_made_the_usual_way_enables_hsbloom(connect_server, tmp_path):
+    """A user's program: its own process, PySpark's builder, pyspark.sql.functions (Connect columns there)."""
+    program = tmp_path / "program.py"
+    program.write_text(USER_PROGRAM)
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    result = subprocess.run([sys.executable, str(program), connect_server.url], capture_output=True, text=True,
+                            timeout=300, env=env)
+    assert "RESULT True [3, 30]" in result.stdout, result.stderr[-3000:]
+    assert result.returncode == 0
