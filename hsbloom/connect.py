@@ -116,6 +116,7 @@ class ConnectServer:
         self.port = port
         self.log_path = log_path
         self.url = f"sc://{HOST}:{port}"
+        self._stopped = False
         atexit.register(self.stop)
 
     @property
@@ -126,7 +127,12 @@ class ConnectServer:
         return self.process.poll() is None
 
     def stop(self, timeout: float = 30) -> None:
-        """End the server's process group (SIGTERM, then SIGKILL after `timeout` seconds) and wait for it."""
+        """End the server's process group (SIGTERM, then SIGKILL after `timeout` seconds) and wait for it.
+
+        Once: a second call could signal a new process group that got the same id."""
+        if self._stopped:
+            return
+        self._stopped = True
         atexit.unregister(self.stop)
         if self.process.poll() is None:
             try:
