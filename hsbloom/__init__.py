@@ -1,12 +1,13 @@
 """hsbloom: Bloom filter data-skipping indexes for Apache Spark.
 
-Start a session with `hsbloom.configure(SparkSession.builder, delta=True).getOrCreate()` (or connect to a Spark
-Connect server started with `hsbloom.start_connect_server`), build indexes with
-`hsbloom.Hyperspace(spark).create_index(df, hsbloom.BFIndexConfig(...))`, then turn acceleration on with
-`hsbloom.enable(spark)`.
+Start a session with `hsbloom.configure(SparkSession.builder, delta=True).getOrCreate()`,
+build indexes with `hsbloom.Hyperspace(spark).create_index(df, hsbloom.BFIndexConfig(...))`,
+then turn acceleration on with `hsbloom.enable(spark)`. On Spark Connect, the server gets hsbloom from
+`hsbloom.connect_server_command(...)` (or `hsbloom.start_connect_server(...)` on this machine).
 """
 
 from hsbloom.config import BFIndexConfig
+from hsbloom.connect import ConnectServer, connect_server_command, start_connect_server
 from hsbloom.hyperspace import Hyperspace
 from hsbloom.results import IndexInfo, RefreshResult, VerifyResult
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
@@ -15,6 +16,7 @@ from hsbloom.version import __version__
 
 __all__ = [
     "BFIndexConfig",
+    "ConnectServer",
     "HsbloomJarError",
     "HsbloomSessionError",
     "Hyperspace",
@@ -23,7 +25,9 @@ __all__ = [
     "VerifyResult",
     "__version__",
     "configure",
+    "connect_server_command",
     "disable",
     "enable",
     "is_enabled",
+    "start_connect_server",
 ]

@@ -18,7 +18,7 @@ class HsbloomError(Exception):
 
 
 class InvalidArgumentError(HsbloomError, ValueError):
-    """An argument of a call is invalid (an unknown refresh mode, a DataFrame that is not one)."""
+    """An argument of a call is invalid (an unknown refresh mode; a port, master or setting of a Connect server)."""
 
 
 class InvalidConfigError(HsbloomError, ValueError):

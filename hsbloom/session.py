@@ -115,13 +115,13 @@ def configure(builder: Any, delta: bool = False, jar: str | os.PathLike[str] | N
     and package when `delta=True`), and makes Python workers run this interpreter by setting the
     PYSPARK_PYTHON environment variable, which PySpark reads when the session starts, unless it is set.
     Settings already on the builder are kept and extended, not replaced. A Spark Connect builder is
-    refused with HsbloomSessionError.
+    refused with HsbloomSessionError: a Connect server gets hsbloom from `connect_server_command`.
 
     The jar does not go into `spark.jars`: a builder's `spark.jars` replaces the list spark-submit makes
     from `spark.jars.packages`, which left Delta's jars off a cluster's executor classpath.
     """
-    refuse_connect_builder(builder)
     jar_path = Path(jar) if jar is not None else default_jar_path()
+    refuse_connect_builder(builder, jar_hint=str(jar_path))
     check_jar(jar_path)
     options: dict[str, str] = builder_options(builder)
     extensions = [EXTENSION_CLASS] + ([DELTA_EXTENSION_CLASS] if delta else [])
@@ -138,8 +138,11 @@ def configure(builder: Any, delta: bool = False, jar: str | os.PathLike[str] | N
 
 
 def enable(spark: Any) -> None:
-    """Turn hsbloom's query acceleration on for this session (HsbloomSessionError if it has no hsbloom)."""
-    require_hsbloom_session(spark, jar_hint=str(default_jar_path()))
+    """Turn hsbloom's query acceleration on for this session (HsbloomSessionError if it has no hsbloom).
+
+    A session setting, so it works the same on a Spark Connect session, whose server is checked for hsbloom.
+    """
+    require_hsbloom_session(spark, jar_hint=str(default_jar_path()), connect=True)
     spark.conf.set(ENABLED_CONF, "true")
 
 
@@ -149,4 +152,5 @@ def disable(spark: Any) -> None:
 
 
 def is_enabled(spark: Any) -> bool:
+    """Whether this session's queries use hsbloom's indexes (its spark.hsbloom.enabled; classic or Connect)."""
     return spark.conf.get(ENABLED_CONF, "false").lower() == "true"

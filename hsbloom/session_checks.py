@@ -1,9 +1,11 @@
 """Is this a session hsbloom can work with? Refusals that say what to do instead.
 
-hsbloom drives Spark through the JVM of a classic PySpark session and needs its SQL extension registered
-when the session starts. A session started without it (a notebook's session, returned as it is by a later
-`getOrCreate`) would otherwise fail deep in py4j or, worse, run queries without acceleration in silence;
-a Spark Connect session has no JVM on the client at all. Each check is a conf read and a class lookup.
+hsbloom needs its SQL extension registered, and its jar loaded, when a session starts. A classic session
+started without them (a notebook's session, returned as it is by a later `getOrCreate`) would otherwise fail
+deep in py4j or, worse, run queries without acceleration in silence. A Spark Connect session runs in its
+server, whose jar and extensions were fixed when the server started: it is asked over Connect (its conf and
+`hsbloom_version()`), never through py4j, which a Connect client does not have. Each check is a conf read and
+a class lookup, or on Connect two round trips.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from typing import Any
 
 from hsbloom import jar, settings
 from hsbloom.jar import EXTENSION_CLASS
-from hsbloom.errors import HsbloomError
+from hsbloom.errors import HsbloomError, first_line
 
+
+# The SQL function the extension registers in every session: on Connect, the proof that the server loaded it.
+VERSION_FUNCTION = "hsbloom_version"
 
 
 class HsbloomSessionError(HsbloomError, RuntimeError):
-    """The SparkSession (or builder) cannot run hsbloom: no hsbloom extension or jar, or Spark Connect."""
+    """The SparkSession (or builder, or Connect server) cannot run hsbloom: no hsbloom extension or jar."""
 
 
 def _start_it_right(jar_hint: str) -> str:
@@ -30,13 +35,23 @@ def _start_it_right(jar_hint: str) -> str:
     )
 
 
-CONNECT_EXPLANATION = (
-    "hsbloom's management calls (Hyperspace(...), hsbloom.enable, explain) need a classic PySpark session: "
-    "they call the JVM directly, which Spark Connect does not expose to clients. What works on Connect is "
-    "transparent pruning, when the Connect server was started with the hsbloom jar and "
-    f"spark.sql.extensions={EXTENSION_CLASS} and {settings.ENABLED}=true; create and refresh indexes "
-    "from a classic session (a builder without .remote(), or spark-submit) on the same system path "
-    "(docs/deploy.md)."
+def _start_the_server_right(jar_hint: str) -> str:
+    from hsbloom.connect import SERVER_CLASS  # hsbloom.connect imports this module
+
+    return (
+        "Start the Spark Connect server with hsbloom: `hsbloom.connect_server_command(delta=...)` returns its "
+        f"command (spark-submit --class {SERVER_CLASS} --driver-class-path {jar_hint} "
+        f"--conf spark.sql.extensions={EXTENSION_CLASS}), and `hsbloom.start_connect_server(...)` runs one on "
+        "this machine (docs/deploy.md#spark-connect)."
+    )
+
+
+CONNECT_MANAGEMENT = (
+    "hsbloom's index management (Hyperspace(...)) does not run on a Spark Connect session yet: it calls the JVM "
+    "directly, which Spark Connect does not expose to clients; it comes with hsbloom's SQL statements. On Connect, "
+    f"hsbloom.enable, disable and is_enabled work ({settings.ENABLED}), and queries are pruned when the server "
+    "was started with hsbloom (hsbloom.connect_server_command); create and refresh indexes from a classic "
+    "session (a builder without .remote(), or spark-submit) on the same system path (docs/deploy.md#spark-connect)."
 )
 
 
@@ -45,7 +60,7 @@ def is_connect_session(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect.")
 
 
-def refuse_connect_builder(builder: Any) -> None:
+def refuse_connect_builder(builder: Any, jar_hint: str = "/path/to/hsbloom.jar") -> None:
     """Raise HsbloomSessionError if `builder.getOrCreate()` would make a Spark Connect session."""
     options: dict[str, str] = jar.builder_options(builder)
     api_mode = options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", "")).lower()
@@ -53,19 +68,52 @@ def refuse_connect_builder(builder: Any) -> None:
     if remote or api_mode == "connect" or "SPARK_CONNECT_MODE_ENABLED" in os.environ:
         where = f" ({remote})" if remote else ""
         raise HsbloomSessionError(
-            f"hsbloom.configure was given a Spark Connect builder{where}; it cannot set up a remote session. "
-            + CONNECT_EXPLANATION
+            f"hsbloom.configure was given a Spark Connect builder{where}; a Connect session runs in its server, "
+            "whose jar and extensions are fixed when the server starts, so configure cannot set it up. "
+            + _start_the_server_right(jar_hint)
+            + " Then connect with SparkSession.builder.remote(url).getOrCreate(), without configure."
         )
 
 
-def require_hsbloom_session(spark: Any, jar_hint: str = "/path/to/hsbloom.jar") -> None:
-    """Raise HsbloomSessionError unless `spark` is a classic session with hsbloom's extension and jar."""
+def _extensions(spark: Any) -> list[str]:
+    return [name.strip() for name in (spark.conf.get("spark.sql.extensions", "") or "").split(",")]
+
+
+def _require_connect_server_with_hsbloom(spark: Any, jar_hint: str) -> None:
+    """The server's own answers: its spark.sql.extensions, and hsbloom_version(), which the extension registers."""
+    from pyspark.errors import AnalysisException
+
+    if EXTENSION_CLASS not in _extensions(spark):
+        raise HsbloomSessionError(
+            "This Spark Connect session's server was started without hsbloom's SQL extension (its "
+            f"spark.sql.extensions does not name {EXTENSION_CLASS}), so queries through it cannot use hsbloom's "
+            "indexes. " + _start_the_server_right(jar_hint)
+        )
+    try:
+        spark.sql(f"SELECT {VERSION_FUNCTION}()").collect()
+    except AnalysisException as exc:
+        raise HsbloomSessionError(
+            f"This Spark Connect session's server names {EXTENSION_CLASS} in spark.sql.extensions, but "
+            f"{VERSION_FUNCTION}() does not answer ({first_line(exc, 200)}): the hsbloom jar is not on the server "
+            "driver's classpath, so Spark skipped the extension (the server's log has a warning saying so). "
+            + _start_the_server_right(jar_hint)
+        ) from exc
+
+
+def require_hsbloom_session(spark: Any, jar_hint: str = "/path/to/hsbloom.jar", connect: bool = False) -> None:
+    """Raise HsbloomSessionError unless `spark` has hsbloom's extension and jar.
+
+    A Spark Connect session is refused without contacting its server unless the caller works over Connect
+    (`connect=True`: it only sets or reads session settings); then its server is asked whether it has hsbloom.
+    """
     if is_connect_session(spark):
-        raise HsbloomSessionError("This is a Spark Connect session. " + CONNECT_EXPLANATION)
+        if not connect:
+            raise HsbloomSessionError("This is a Spark Connect session. " + CONNECT_MANAGEMENT)
+        _require_connect_server_with_hsbloom(spark, jar_hint)
+        return
     from py4j.java_gateway import JavaClass
 
-    extensions = [name.strip() for name in (spark.conf.get("spark.sql.extensions", "") or "").split(",")]
-    if EXTENSION_CLASS not in extensions:
+    if EXTENSION_CLASS not in _extensions(spark):
         raise HsbloomSessionError(
             "This SparkSession was started without hsbloom's SQL extension (spark.sql.extensions does not "
             f"name {EXTENSION_CLASS}), so hsbloom can neither manage indexes nor use them in queries. "

@@ -16,6 +16,25 @@ ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL_VECTORS = ROOT / "tests" / "vectors" / "external"
 # The KMS client of the tests that write encrypted Parquet (jvm/testkms; ./dev.sh test builds it).
 TEST_KMS_JAR = ROOT / "jvm" / "target" / "hsbloom-test-kms.jar"
+# Every test session's settings, classic and Spark Connect (tests/connect_server.py): sized for small tables on a
+# 2-core machine. Delta rebuilds a table's state in 50 partitions by default: 50 tasks per snapshot, for tables
+# of a few files.
+TEST_SETTINGS = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
+@contextmanager
+def one_spark_start_at_a_time(tmp_path_factory) -> Iterator[None]:
+    """Under pytest-xdist each worker starts its own Spark; one at a time, so that two JVMs never resolve the
+    Delta package into the same Ivy cache at once (on a fresh machine that downloads it)."""
+    with open(tmp_path_factory.getbasetemp().parent / "spark-session-start.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -28,22 +47,13 @@ def spark(tmp_path_factory):
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("hsbloom-tests")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "4")
-        # Delta rebuilds a table's state in 50 partitions by default: 50 tasks per snapshot
-        # on a 2-core machine, for tables of a few files.
-        .config("spark.databricks.delta.snapshotPartitions", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
+        .config(map=TEST_SETTINGS)
         .config("spark.driver.memory", "4g")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.hsbloom.system.path", str(warehouse / "indexes"))
         .config("spark.driver.extraClassPath", str(TEST_KMS_JAR))  # configure() adds the hsbloom jar
     )
-    # Under pytest-xdist each worker starts its own session; one at a time, so that two JVMs never resolve the
-    # Delta package into the same Ivy cache at once (on a fresh machine that downloads it).
-    with open(tmp_path_factory.getbasetemp().parent / "spark-session-start.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with one_spark_start_at_a_time(tmp_path_factory):
         session = hsbloom.configure(builder, delta=True).getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     yield session

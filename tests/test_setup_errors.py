@@ -56,10 +56,9 @@ SESSIONS_WITHOUT_HSBLOOM = textwrap.dedent(
     attempt("no_jar.enable", lambda: hsbloom.enable(spark))
     spark.stop()
 
-    # A Spark Connect session (no server is contacted to make one).
+    # A Spark Connect session (no server is contacted to make one, nor by Hyperspace's refusal).
     remote = SparkSession.builder.remote("sc://127.0.0.1:1").getOrCreate()
     attempt("connect.Hyperspace", lambda: hsbloom.Hyperspace(remote))
-    attempt("connect.enable", lambda: hsbloom.enable(remote))
     print("RESULTS " + json.dumps(results), flush=True)
     os._exit(0)  # the Connect client would retry releasing its session on a server that is not there
     """
@@ -99,12 +98,12 @@ def test_an_extension_without_its_jar_is_refused_with_the_fix(without_hsbloom, c
     assert "hsbloom.configure(SparkSession.builder" in message and "--jars" in message
 
 
-@pytest.mark.parametrize("call", ["Hyperspace", "enable"])
-def test_a_connect_session_is_refused_saying_what_works_on_connect(without_hsbloom, call):
-    message = without_hsbloom[f"connect.{call}"]
+def test_hyperspace_refuses_a_connect_session_saying_what_works_on_connect(without_hsbloom):
+    message = without_hsbloom["connect.Hyperspace"]
     assert message.startswith("HsbloomSessionError: This is a Spark Connect session.")
-    assert "management calls" in message
-    assert "transparent pruning, when the Connect server was started with the hsbloom jar" in message
+    assert "index management (Hyperspace(...)) does not run on a Spark Connect session yet" in message
+    assert "hsbloom.enable, disable and is_enabled work" in message
+    assert "queries are pruned when the server was started with hsbloom (hsbloom.connect_server_command)" in message
 
 
 def test_the_suite_session_and_its_new_sessions_pass_the_check(spark):
@@ -123,11 +122,16 @@ def test_the_suite_session_and_its_new_sessions_pass_the_check(spark):
     ],
     ids=["remote", "api_mode"],
 )
-def test_configure_refuses_a_connect_builder(connect_builder):
+def test_configure_refuses_a_connect_builder_pointing_at_the_server_command(connect_builder):
     with pytest.raises(hsbloom.HsbloomSessionError, match="Spark Connect builder") as raised:
         hsbloom.configure(connect_builder(), delta=True)
-    assert "Hyperspace(...), hsbloom.enable, explain" in str(raised.value)
-    assert "transparent pruning, when the Connect server was started with the hsbloom jar" in str(raised.value)
+    message = str(raised.value)
+    assert "configure cannot set it up" in message
+    assert "`hsbloom.connect_server_command(delta=...)` returns its command" in message
+    assert "--class org.apache.spark.sql.connect.service.SparkConnectServer" in message
+    assert f"--driver-class-path {hs_session.default_jar_path()}" in message
+    assert "--conf spark.sql.extensions=hsbloom.HsbloomExtension" in message
+    assert "hsbloom.start_connect_server(...)" in message
 
 
 def test_configure_refuses_a_builder_that_spark_remote_makes_remote(monkeypatch):
