@@ -88,6 +88,11 @@ require_java() {
 
 fetch_sbt_launcher() {
   [ -f "$LAUNCHER" ] && return 0
+  # Maven fetched it before (another checkout, or pip's build of a clone): copy it as mvn would, without its start-up.
+  local fetched="${HOME:-/nonexistent}/.m2/repository/org/scala-sbt/sbt-launch/$SBT_VERSION/sbt-launch-$SBT_VERSION.jar"
+  if [ -f "$fetched" ]; then
+    mkdir -p "$(dirname "$LAUNCHER")" && cp "$fetched" "$LAUNCHER" && return 0
+  fi
   if ! command -v mvn >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
       log "installing Maven (it fetches the sbt launcher) with apt-get"
@@ -125,7 +130,7 @@ case "$cmd" in
       log "error: SPARK_JARS_DIR=$SPARK_JARS_DIR holds Spark $against, but the jar must be built for Spark $(spark_version): point it at the jars/ folder of pyspark==$(spark_version)"
       exit 1
     fi
-    log "building the hsbloom jar with sbt $SBT_VERSION against Spark $against"
+    log "building the hsbloom jar with sbt $SBT_VERSION against Spark $against ($SPARK_JARS_DIR)"
     run_sbt package
     is_current || { log "error: sbt finished, but $JAR is missing or not stamped with these sources"; exit 1; } ;;
   is-current) is_current ;;
