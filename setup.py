@@ -70,10 +70,10 @@ def ensure_jar() -> None:
     if jars is None:
         raise SystemExit(
             f"hsbloom's jar ({JAR}) is missing or not built from these sources, and building it needs the Spark "
-            f"jars of pyspark=={version}, which this build environment does not have (it was built without "
-            f"build isolation). Build with pip's default build isolation (pip then installs pyspark=={version} "
-            f"for the build), install pyspark=={version} into this environment, or set SPARK_JARS_DIR to such "
-            "a pyspark's jars/ folder."
+            f"jars of pyspark=={version}, which this build environment lacks (pip's --no-build-isolation builds "
+            f"in the current environment as it is). Build with pip's default build isolation (pip then installs "
+            f"pyspark=={version} for the build), install pyspark=={version} into this environment, or set "
+            "SPARK_JARS_DIR to such a pyspark's jars/ folder."
         )
     env["SPARK_JARS_DIR"] = jars
     if subprocess.run(["bash", str(script), "package"], env=env, cwd=ROOT).returncode != 0:
