@@ -127,7 +127,8 @@ case "$cmd" in
     if is_current; then exit 0; fi
     against="$(jars_spark_version)"
     if [ "$against" != "$(spark_version)" ]; then
-      log "error: SPARK_JARS_DIR=$SPARK_JARS_DIR holds Spark $against, but the jar must be built for Spark $(spark_version): point it at the jars/ folder of pyspark==$(spark_version)"
+      log "error: SPARK_JARS_DIR=$SPARK_JARS_DIR holds Spark $against, but the jar must be built for Spark" \
+          "$(spark_version): point it at the jars/ folder of pyspark==$(spark_version)"
       exit 1
     fi
     log "building the hsbloom jar with sbt $SBT_VERSION against Spark $against ($SPARK_JARS_DIR)"

@@ -10,9 +10,11 @@ and run there, outside the source tree.
   build compiles it from the sources with sbt against the build environment's pyspark. This is the one
   build from sources here, and most of the module's time, so both isolated installs start with the module
   and run while the other tests do.
+- A build that cannot make the jar (no java on PATH) stops saying so and makes no wheel.
 
-The fresh venvs see the test environment's dependencies through a path entry that leaves hsbloom out
-(installs use --no-deps), so only the build requirements are fetched and only the install provides hsbloom.
+pip installs into the fresh venvs with --no-deps: only the build requirements are fetched. Once installed,
+a venv sees the test environment's packages through a path entry that leaves hsbloom out, so only the
+install can provide hsbloom and its jar.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ spark = hsbloom.configure(builder).getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
 version = spark.sql("SELECT hsbloom_version()").head()[0]
 spark.stop()
-print({REPORT!r} + json.dumps({{"module": hsbloom.__file__, "jar": str(jar), "build_info": info, "version": version}}))
+report = {{"module": hsbloom.__file__, "jar": str(jar), "build_info": info, "version": version}}
+print({REPORT!r} + json.dumps(report))
 """
 
 
