@@ -25,6 +25,7 @@ JAR = ROOT / "hsbloom" / "jars" / "hsbloom.jar"
 
 
 def _pyspark_pin(requirements: list[str]) -> str | None:
+    """X.Y.Z of a plain `pyspark==X.Y.Z` (the dev extra's pyspark[connect] follows the dependency's pin)."""
     for requirement in requirements:
         found = re.fullmatch(r"\s*pyspark\s*==\s*([0-9][^;\s]*)\s*", requirement)
         if found:
