@@ -2,7 +2,9 @@
 
 `build_py` makes sure hsbloom/jars/hsbloom.jar is built from these sources for the Spark version hsbloom
 supports (the pyspark pin in pyproject.toml), running jvm/build-jar.sh, the script ./dev.sh uses, when it
-is not; it stops the build with the reason and the fix when it cannot, so no wheel ships without its jar.
+is not. It compiles against the jars/ of the pyspark in the build environment: under pip's build isolation
+that is the pyspark of [build-system] requires, so `pip install` of a clone or a git URL works as is. It
+stops the build with the reason and the fix when it cannot, so no wheel ships without its jar.
 Editable installs (./dev.sh) skip it: dev.sh builds the jar itself.
 """
 
@@ -12,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 from setuptools import setup
@@ -21,12 +24,28 @@ ROOT = Path(__file__).resolve().parent
 JAR = ROOT / "hsbloom" / "jars" / "hsbloom.jar"
 
 
+def _pyspark_pin(requirements: list[str]) -> str | None:
+    """X.Y.Z of a plain `pyspark==X.Y.Z` (the dev extra's pyspark[connect] follows the dependency's pin)."""
+    for requirement in requirements:
+        found = re.fullmatch(r"\s*pyspark\s*==\s*([0-9][^;\s]*)\s*", requirement)
+        if found:
+            return found.group(1)
+    return None
+
+
 def supported_spark_version() -> str:
-    """The pyspark version pyproject.toml pins: the one Spark release the jar is built and checked for."""
-    found = re.search(r'"pyspark==([0-9][^"]*)"', (ROOT / "pyproject.toml").read_text())
-    if not found:
-        raise SystemExit("pyproject.toml pins no pyspark==X.Y.Z; the jar's Spark version comes from that pin")
-    return found.group(1)
+    """The pyspark version pyproject.toml pins, the same for the build and for users: the jar is built and
+    checked for that one Spark release."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    runs_with = _pyspark_pin(project["project"]["dependencies"])
+    built_with = _pyspark_pin(project["build-system"]["requires"])
+    if runs_with is None or built_with != runs_with:
+        raise SystemExit(
+            f"pyproject.toml must pin one pyspark==X.Y.Z in both [project] dependencies (found {runs_with}) and "
+            f"[build-system] requires (found {built_with}): the jar is compiled against the build's pyspark and "
+            "runs only on that release. Pin the same version in both."
+        )
+    return runs_with
 
 
 def spark_jars_dir() -> str | None:
@@ -43,7 +62,7 @@ def spark_jars_dir() -> str | None:
 def ensure_jar() -> None:
     script = ROOT / "jvm" / "build-jar.sh"
     if not script.is_file():
-        raise SystemExit(f"{script} is missing: build the wheel from an hsbloom source tree or sdist")
+        raise SystemExit(f"{script} is missing: build the wheel from an hsbloom source tree, git URL or sdist")
     version = supported_spark_version()
     env = dict(os.environ, SPARK_VERSION=version, PYTHON=sys.executable)
     if subprocess.run(["bash", str(script), "is-current"], env=env, cwd=ROOT).returncode == 0:
@@ -51,18 +70,18 @@ def ensure_jar() -> None:
     jars = spark_jars_dir()
     if jars is None:
         raise SystemExit(
-            f"hsbloom's jar ({JAR}) is missing or older than its sources, and building it needs the Spark "
-            f"jars of pyspark=={version}, which this build environment does not have. Build the wheel with "
-            f"`pip wheel --no-build-isolation .` in an environment with pyspark=={version} and Java 17 "
-            "(./dev.sh build makes one in .venv), or set SPARK_JARS_DIR to such a pyspark's jars/ folder."
+            f"hsbloom's jar ({JAR}) is missing or not built from these sources, and building it needs the Spark "
+            f"jars of pyspark=={version}, which this build environment lacks (pip's --no-build-isolation builds "
+            f"in the current environment as it is). Build with pip's default build isolation (pip then installs "
+            f"pyspark=={version} for the build), install pyspark=={version} into this environment, or set "
+            "SPARK_JARS_DIR to such a pyspark's jars/ folder."
         )
     env["SPARK_JARS_DIR"] = jars
     if subprocess.run(["bash", str(script), "package"], env=env, cwd=ROOT).returncode != 0:
-        raise SystemExit("building hsbloom's jar failed (see the output above); no wheel was made without it")
-    if subprocess.run(["bash", str(script), "is-current"], env=env, cwd=ROOT).returncode != 0:
         raise SystemExit(
-            f"the jar built from {jars} is not for Spark {version}, the version pyproject.toml pins; "
-            f"build with pyspark=={version}"
+            "building hsbloom's jar failed: the [build-jar] lines above say why and what to do (it needs "
+            f"Java 17, Maven once for the sbt launcher, and pyspark=={version}'s jars); no wheel was made "
+            "without it"
         )
 
 

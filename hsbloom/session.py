@@ -48,8 +48,8 @@ def _how_to_get_a_jar() -> str:
     if (SOURCE_ROOT / "dev.sh").is_file() and (SOURCE_ROOT / "jvm" / "build.sbt").is_file():
         return f"build it with ./dev.sh build in {SOURCE_ROOT} (or point {JAR_ENV} at a built jar)"
     return (
-        "this installed hsbloom carries no usable jar: install a wheel that includes hsbloom/jars/hsbloom.jar "
-        f"(`pip wheel` of an hsbloom source tree builds it, docs/deploy.md), or point {JAR_ENV} at a built jar"
+        "this installed hsbloom carries no usable jar: reinstall it with pip from an hsbloom clone or git URL, "
+        f"which builds the jar into the package (docs/deploy.md), or point {JAR_ENV} at a built jar"
     )
 
 

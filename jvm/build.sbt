@@ -62,6 +62,8 @@ lazy val root = (project in file("."))
       props.setProperty("hsbloom.version", version.value)
       props.setProperty("spark.version", sparkVersion)
       props.setProperty("scala.version", scalaVersion.value)
+      // The fingerprint of the sources (build-jar.sh computes it), by which a built jar is proven current.
+      sys.env.get("HSBLOOM_SOURCES_SHA256").foreach(props.setProperty("sources.sha256", _))
       IO.write(props, "hsbloom build information", out)
       Seq(out)
     }.taskValue,
