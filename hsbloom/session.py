@@ -142,7 +142,7 @@ def enable(spark: Any) -> None:
 
     A session setting, so it works the same on a Spark Connect session, whose server is checked for hsbloom.
     """
-    require_hsbloom_session(spark, jar_hint=str(default_jar_path()), connect=True)
+    require_hsbloom_session(spark, jar_hint=str(default_jar_path()))
     spark.conf.set(ENABLED_CONF, "true")
 
 

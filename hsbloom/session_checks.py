@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hsbloom import jar, settings
+from hsbloom import jar
 from hsbloom.jar import EXTENSION_CLASS
 from hsbloom.errors import HsbloomError, first_line
 
@@ -44,15 +44,6 @@ def _start_the_server_right(jar_hint: str) -> str:
         f"--conf spark.sql.extensions={EXTENSION_CLASS}), and `hsbloom.start_connect_server(...)` runs one on "
         "this machine (docs/deploy.md#spark-connect)."
     )
-
-
-CONNECT_MANAGEMENT = (
-    "hsbloom's index management (Hyperspace(...)) does not run on a Spark Connect session yet: it calls the JVM "
-    "directly, which Spark Connect does not expose to clients; it comes with hsbloom's SQL statements. On Connect, "
-    f"hsbloom.enable, disable and is_enabled work ({settings.ENABLED}), and queries are pruned when the server "
-    "was started with hsbloom (hsbloom.connect_server_command); create and refresh indexes from a classic "
-    "session (a builder without .remote(), or spark-submit) on the same system path (docs/deploy.md#spark-connect)."
-)
 
 
 def is_connect_session(spark: Any) -> bool:
@@ -100,15 +91,9 @@ def _require_connect_server_with_hsbloom(spark: Any, jar_hint: str) -> None:
         ) from exc
 
 
-def require_hsbloom_session(spark: Any, jar_hint: str = "/path/to/hsbloom.jar", connect: bool = False) -> None:
-    """Raise HsbloomSessionError unless `spark` has hsbloom's extension and jar.
-
-    A Spark Connect session is refused without contacting its server unless the caller works over Connect
-    (`connect=True`: it only sets or reads session settings); then its server is asked whether it has hsbloom.
-    """
+def require_hsbloom_session(spark: Any, jar_hint: str = "/path/to/hsbloom.jar") -> None:
+    """Raise HsbloomSessionError unless `spark` has hsbloom's extension and jar (on Spark Connect: its server)."""
     if is_connect_session(spark):
-        if not connect:
-            raise HsbloomSessionError("This is a Spark Connect session. " + CONNECT_MANAGEMENT)
         _require_connect_server_with_hsbloom(spark, jar_hint)
         return
     from py4j.java_gateway import JavaClass

@@ -1,5 +1,5 @@
-"""hsbloom on Spark Connect: the server's command, a server started with hsbloom, and what a Connect client
-can do with it today.
+"""hsbloom on Spark Connect: the server's command, a server started with hsbloom, and a Connect client managing
+indexes and querying through them exactly as a classic session does.
 
 One server for the file (tests/connect_server.py). Expressions on Connect DataFrames are SQL strings: this
 process may also hold the classic `spark` session, so `pyspark.sql.functions` build classic columns here.
@@ -19,7 +19,8 @@ import hsbloom
 from connect_server import connect_server, connect_spark  # noqa: F401  (fixtures)
 from hsbloom import connect, jar, session_checks
 from hsbloom import session as hs_session
-from hsbloom.errors import InvalidArgumentError, HsbloomError
+import hsbloom.errors
+from hsbloom.errors import HsbloomError, IndexNotFoundError, InvalidArgumentError
 from pruning_support import create_index
 from standalone_cluster import free_port
 
@@ -145,10 +146,123 @@ def test_enable_disable_and_is_enabled_set_the_connect_session_without_py4j(conn
     assert not hsbloom.is_enabled(connect_spark)
 
 
-def test_hyperspace_still_refuses_a_connect_session(connect_spark):
-    with pytest.raises(hsbloom.HsbloomSessionError, match="This is a Spark Connect session") as raised:
-        hsbloom.Hyperspace(connect_spark)
-    assert "hsbloom.enable, disable and is_enabled work" in str(raised.value)
+def lines_of(hs, df) -> str:
+    printed: list[str] = []
+    hs.explain(df, redirect_func=printed.append)
+    return "\n".join(printed)
+
+
+def test_every_operation_from_a_connect_client(connect_spark, tmp_path):
+    """Create, query on and off, refresh after an append (quick, then incremental), explain, list, drop, restore and
+    vacuum, all through the Connect client: the facade sends SQL, which the server's jar runs."""
+    connect_spark.conf.set("spark.hsbloom.system.path", str(tmp_path / "indexes"))
+    data = str(tmp_path / "events")
+    connect_spark.range(0, 4000, numPartitions=1).selectExpr("id", "id % 7 AS bucket").repartitionByRange(8, "id") \
+        .write.parquet(data)
+    hs = hsbloom.Hyperspace(connect_spark)
+    hs.create_index(connect_spark.read.parquet(data), hsbloom.BFIndexConfig("c_events", ["id"]))
+    assert [r.name for r in hs.indexes().collect()] == ["c_events"]
+    info = hs.index("c_events")
+    assert (info.state.value, info.num_files, info.num_rows, info.source.format) == ("ACTIVE", 8, 4000, "parquet")
+
+    def lookup(value: int):
+        return connect_spark.read.parquet(data).where(f"id = {value}").select("id", "bucket")
+
+    def rows_and_files(value: int, enabled: bool) -> tuple[list[tuple], int]:
+        (hsbloom.enable if enabled else hsbloom.disable)(connect_spark)
+        df = lookup(value)
+        return sorted(tuple(r) for r in df.collect()), scan_metric(df, "numFiles")
+
+    assert rows_and_files(1234, False) == ([(1234, 1234 % 7)], 8)
+    assert rows_and_files(1234, True) == ([(1234, 1234 % 7)], 1)
+    assert "8 files -> 1" in lines_of(hs, lookup(1234))
+
+    connect_spark.range(5000, 5100, numPartitions=2).selectExpr("id", "id % 7 AS bucket").write.mode("append").parquet(data)
+    quick = hs.refresh_index("c_events", "quick")
+    assert (quick.refreshed, quick.appended_files) == (True, 2)
+    assert hs.index("c_events").staleness.appended_files_not_indexed == 2
+    assert rows_and_files(5050, True) == ([(5050, 5050 % 7)], 3)  # the appended files are read until indexed
+    incremental = hs.refresh_index("c_events", "incremental")
+    assert (incremental.refreshed, incremental.data_version) == (True, 1)
+    assert rows_and_files(5050, True) == rows_and_files(5050, False)[:1] + (1,)
+    assert hs.verify_index("c_events").healthy
+
+    hs.delete_index("c_events")
+    assert hs.index("c_events").state.value == "DELETED" and rows_and_files(1234, True)[1] == 10
+    hs.restore_index("c_events")
+    assert hs.index("c_events").state.value == "ACTIVE"
+    hs.delete_index("c_events")
+    hs.vacuum_index("c_events")
+    with pytest.raises(IndexNotFoundError):
+        hs.index("c_events")
+    assert hs.indexes().count() == 0
+
+
+def described(info) -> tuple:
+    """What an index records of its source, but the salt of its hashed options (new for every entry)."""
+    s = info.source
+    return (s.format, s.root_paths, s.options, s.table, s.delta_version, s.schema, s.partition_columns, s.read_facts,
+            s.user_schema, sorted(s.hashed_options), tuple(info.config.indexed_columns), info.num_files)
+
+
+def test_connect_indexes_a_dataframes_source_exactly_as_classic(spark, connect_spark, tmp_path):
+    """A Parquet path read with a schema and options, a Delta table at a version, a catalog table and a temporary
+    view: the same source description from either client."""
+    system = str(tmp_path / "indexes")
+    spark.conf.set("spark.hsbloom.system.path", system)
+    connect_spark.conf.set("spark.hsbloom.system.path", system)
+    parquet, delta = str(tmp_path / "p"), str(tmp_path / "d")
+    spark.range(0, 300, numPartitions=3).selectExpr("id", "cast(id AS string) AS s").write.parquet(parquet)
+    spark.range(0, 100, numPartitions=2).write.format("delta").save(delta)
+    spark.range(100, 200, numPartitions=2).write.format("delta").mode("append").save(delta)
+    spark.sql(f"CREATE TABLE connect_tbl USING parquet LOCATION '{parquet}'")
+    sources = {
+        "schema": lambda s: s.read.schema("id bigint, s string").option("mergeSchema", "false").parquet(parquet),
+        "delta": lambda s: s.read.format("delta").option("versionAsOf", 0).load(delta),
+        "table": lambda s: s.table("connect_tbl").select("id"),
+        "view": lambda s: s.sql(f"SELECT * FROM parquet.`{parquet}`"),
+    }
+    try:
+        for kind, make in sources.items():
+            hsbloom.Hyperspace(spark).create_index(make(spark), hsbloom.BFIndexConfig(f"classic_{kind}", ["id"]))
+            connect_df = make(connect_spark)
+            if kind == "view":
+                connect_df.createOrReplaceTempView("connect_view")
+                connect_df = connect_spark.table("connect_view")
+            hsbloom.Hyperspace(connect_spark).create_index(connect_df, hsbloom.BFIndexConfig(f"connect_{kind}", ["id"]))
+            hs = hsbloom.Hyperspace(spark)
+            assert described(hs.index(f"connect_{kind}")) == described(hs.index(f"classic_{kind}")), kind
+    finally:
+        spark.sql("DROP TABLE IF EXISTS connect_tbl")
+        spark.conf.unset("spark.hsbloom.system.path")
+
+
+def test_bad_input_gives_the_same_hsbloom_errors_on_connect_as_on_classic(spark, connect_spark, tmp_path):
+    system = str(tmp_path / "indexes")
+    data = str(tmp_path / "t")
+    spark.range(0, 10).selectExpr("id", "map('k', id) AS m").write.parquet(data)
+    spark.conf.set("spark.hsbloom.system.path", system)
+    connect_spark.conf.set("spark.hsbloom.system.path", system)
+    hsbloom.Hyperspace(spark).create_index(spark.read.parquet(data), hsbloom.BFIndexConfig("taken", ["id"]))
+    cases = {
+        "unknown column": lambda s: (s.read.parquet(data), hsbloom.BFIndexConfig("x1", ["nope"])),
+        "existing name": lambda s: (s.read.parquet(data), hsbloom.BFIndexConfig("taken", ["id"])),
+        "unsupported type": lambda s: (s.read.parquet(data), hsbloom.BFIndexConfig("x2", ["m"])),
+        "not a scan": lambda s: (s.read.parquet(data).groupBy("id").count(), hsbloom.BFIndexConfig("x3", ["id"])),
+    }
+    try:
+        for case, make in cases.items():
+            raised = []
+            for session in (spark, connect_spark):
+                with pytest.raises(HsbloomError) as error:
+                    hsbloom.Hyperspace(session).create_index(*make(session))
+                raised.append((type(error.value), str(error.value)))
+            assert raised[0] == raised[1], case
+        for session in (spark, connect_spark):
+            with pytest.raises(hsbloom.errors.IndexNotFoundError, match="index 'absent' does not exist"):
+                hsbloom.Hyperspace(session).restore_index("absent")
+    finally:
+        spark.conf.unset("spark.hsbloom.system.path")
 
 
 def test_delta_and_parquet_tables_written_through_connect_are_read_back(connect_spark, tmp_path):
