@@ -1,7 +1,7 @@
 """Set-up mistakes each get an hsbloom error that names the fix.
 
-Sessions without hsbloom and a Spark Connect session need their own Python process (the suite's JVM has
-hsbloom, and making a Connect session changes process-wide PySpark state), so one subprocess makes them
+Sessions without hsbloom need their own Python process (the suite's JVM has
+hsbloom), so one subprocess makes them
 all in turn and reports what each hsbloom call raised. Python workers and Delta on a real cluster are
 checked by tests/test_cluster.py.
 """
@@ -56,18 +56,14 @@ SESSIONS_WITHOUT_HSBLOOM = textwrap.dedent(
     attempt("no_jar.enable", lambda: hsbloom.enable(spark))
     spark.stop()
 
-    # A Spark Connect session (no server is contacted to make one, nor by Hyperspace's refusal).
-    remote = SparkSession.builder.remote("sc://127.0.0.1:1").getOrCreate()
-    attempt("connect.Hyperspace", lambda: hsbloom.Hyperspace(remote))
     print("RESULTS " + json.dumps(results), flush=True)
-    os._exit(0)  # the Connect client would retry releasing its session on a server that is not there
     """
 )
 
 
 @pytest.fixture(scope="module")
 def without_hsbloom() -> dict[str, str]:
-    """What each hsbloom call raised on sessions that cannot run hsbloom (one subprocess, three sessions)."""
+    """What each hsbloom call raised on sessions that cannot run hsbloom (one subprocess, two sessions)."""
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
     result = subprocess.run(
         [sys.executable, "-c", SESSIONS_WITHOUT_HSBLOOM], capture_output=True, text=True, timeout=300, env=env
@@ -96,14 +92,6 @@ def test_an_extension_without_its_jar_is_refused_with_the_fix(without_hsbloom, c
     assert message.startswith("HsbloomSessionError: spark.sql.extensions names hsbloom.HsbloomExtension")
     assert "jar is not on the driver's classpath" in message
     assert "hsbloom.configure(SparkSession.builder" in message and "--jars" in message
-
-
-def test_hyperspace_refuses_a_connect_session_saying_what_works_on_connect(without_hsbloom):
-    message = without_hsbloom["connect.Hyperspace"]
-    assert message.startswith("HsbloomSessionError: This is a Spark Connect session.")
-    assert "index management (Hyperspace(...)) does not run on a Spark Connect session yet" in message
-    assert "hsbloom.enable, disable and is_enabled work" in message
-    assert "queries are pruned when the server was started with hsbloom (hsbloom.connect_server_command)" in message
 
 
 def test_the_suite_session_and_its_new_sessions_pass_the_check(spark):

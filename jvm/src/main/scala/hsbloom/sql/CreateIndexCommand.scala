@@ -11,8 +11,14 @@ import hsbloom.{BFIndexConfig, HsbloomException, Hyperspace}
  * what `source` reads (see `SourceTable`). No rows, as Spark's CREATE statements. With IF NOT EXISTS an index
  * of that name, in any state, is success and is left as it is.
  */
-final case class CreateIndexCommand(source: LogicalPlan, config: BFIndexConfig, ifNotExists: Boolean)
-  extends LeafRunnableCommand {
+final case class CreateIndexCommand(source: LogicalPlan, name: String, columns: Seq[String],
+    options: Seq[(String, OptionValue)], ifNotExists: Boolean) extends LeafRunnableCommand {
+
+  /**
+   * The statement's config, checked when the statement runs: an error thrown while parsing would reach the user
+   * rewrapped by any parser in front of hsbloom's (Delta's turns it into an internal error).
+   */
+  def config: BFIndexConfig = IndexOptions.config(name, columns, options)
 
   override def run(sparkSession: SparkSession): Seq[Row] = {
     try new Hyperspace(sparkSession).createIndex(SourceTable.dataFrame(sparkSession, source), config)

@@ -64,7 +64,7 @@ private[sql] object Grammar extends Tokens {
     upToIndex(Statement.Create) ~>! ifNotExists ~! indexName ~! (kw("ON") ~>! source) ~! columns ~!
       lastly(options, "OPTIONS") ^^ {
         case exists ~ name ~ table ~ cols ~ opts =>
-          CreateIndexCommand(table, IndexOptions.config(name, cols, opts.getOrElse(Nil)), exists)
+          CreateIndexCommand(table, name, cols, opts.getOrElse(Nil), exists)
       }
 
   private lazy val mode: Parser[String] =

@@ -16,8 +16,8 @@ private[sql] object OptionValue {
 }
 
 /**
- * The OPTIONS of CREATE BLOOMFILTER INDEX, turned into a `BFIndexConfig` as the parser reads them, so that a bad
- * option fails the statement before anything runs. Keys are case-insensitive; each key takes the literal types
+ * The OPTIONS of CREATE BLOOMFILTER INDEX, turned into a `BFIndexConfig` when the statement runs, before it
+ * reads or writes anything. Keys are case-insensitive; each key takes the literal types
  * that can only mean one value for it (a number or a numeric string for fpp, ...), and anything else is
  * `HsbloomException.InvalidConfig` naming the key and what it takes. The values' ranges are `BFIndexConfig`'s
  * to check, so SQL and the API refuse the same values with the same words.
