@@ -111,7 +111,8 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(spark, ind
     assert set(table.column("filter_source").to_pylist()) == {"hashed"}  # no native filters in these files
     # The files read back from the tables are those the build was given: the source's listing, ids by path.
     listing = describe(spark, spark.read.parquet(str(source)), COLUMNS).files
-    assert [(f.file_id, f.path, f.size, f.mtime) for f in files] == [(f.file_id, f.path, f.size, f.mtime) for f in listing]
+    fingerprints = lambda fs: [(f.file_id, f.path, f.size, f.mtime) for f in fs]  # noqa: E731
+    assert fingerprints(files) == fingerprints(listing)
     listed = {f.file_id: f for f in files}
     for row in table.to_pylist():
         f = listed[row["file_id"]]

@@ -80,7 +80,8 @@ def version_rows(spark, system_path: Path, name: str):
 def held_ids(spark, system_path: Path, name: str) -> set[int]:
     """The ids of the source files the latest ACTIVE version holds, as refresh reads them (from its tables)."""
     entry = log_of(spark, system_path, name).latest_stable()
-    files, damaged = held_files(spark, [f"file:{system_path}/{name}/v__={v}" for v in entry.parts], entry.dropped_file_ids)
+    data_paths = [f"file:{system_path}/{name}/v__={v}" for v in entry.parts]
+    files, damaged = held_files(spark, data_paths, entry.dropped_file_ids)
     assert damaged == 0 and len(files) == entry.summary["num_files"]  # complete
     return {f.file_id for f in files}
 

@@ -153,7 +153,8 @@ def test_csv_records_its_read_options(spark, tables):
 
 def test_catalog_table_over_files(spark, tables):
     described = describe(spark, spark.table("hsbloom_sources_parquet"), ["id"])
-    assert (described.source.format, described.source.table) == ("parquet", "spark_catalog.default.hsbloom_sources_parquet")
+    source = described.source
+    assert (source.format, source.table) == ("parquet", "spark_catalog.default.hsbloom_sources_parquet")
     assert len(described.files) >= 1
 
 
