@@ -7,9 +7,10 @@
         occupies the only task slot with a long JVM-side sleep, then calls create_index, whose
         build job therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists,
         and waits to be killed.
-    index_writer.py stall-refresh SYSTEM_PATH NAME MODE
-        calls refresh_index(NAME, MODE); once the build of the appended files has written its data
-        (the new version's data is half-way), prints "BUILT_HALF_WAY <jvm pid> <pid>" and waits to be killed.
+    index_writer.py halt-refresh SYSTEM_PATH NAME MODE
+        prints "WRITER <jvm pid> <pid>", then calls refresh_index(NAME, MODE), whose JVM halts once the new
+        version's data is written, before its completing log entry (the jar's LogSteps at "built": the JVM
+        prints "DYING built" and exits at once, as if killed).
     index_writer.py die-at SYSTEM_PATH NAME OPERATION STEP [SOURCE]
         runs OPERATION (create over the Parquet directory SOURCE, refresh-full, refresh-incremental,
         refresh-quick, delete, restore, vacuum) on NAME and exits the process abruptly (os._exit, no cleanup,
@@ -83,19 +84,10 @@ def stall(system_path: str, data_path: str, name: str) -> None:
     time.sleep(3600)
 
 
-def stall_refresh(system_path: str, name: str, mode: str) -> None:
-    from hsbloom.operations import build as builds
-
+def halt_refresh(system_path: str, name: str, mode: str) -> None:
     spark = start_spark(system_path)
-    build = builds.build_index_data
-
-    def build_then_stop(*args, **kwargs):
-        summary = build(*args, **kwargs)
-        print(f"BUILT_HALF_WAY {spark._jvm.java.lang.ProcessHandle.current().pid()} {os.getpid()}", flush=True)
-        time.sleep(3600)
-        return summary
-
-    builds.build_index_data = build_then_stop
+    print(f"WRITER {spark._jvm.java.lang.ProcessHandle.current().pid()} {os.getpid()}", flush=True)
+    spark._jvm.hsbloom.log.LogSteps.stopAt("built", "halt")
     Hyperspace(spark).refresh_index(name, mode)
 
 
@@ -180,4 +172,4 @@ def die_at(system_path: str, name: str, operation: str, step: str, source: str |
 
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"race": race, "stall": stall, "stall-refresh": stall_refresh, "die-at": die_at}[mode](*args)
+    {"race": race, "stall": stall, "halt-refresh": halt_refresh, "die-at": die_at}[mode](*args)

@@ -60,6 +60,11 @@ class Log:
     def entries(self) -> list[Entry]:
         return [self.read(i) for i in self.ids()]
 
+    def latest_stable(self) -> Entry | None:
+        """The newest stable entry, the one readers use (`OperationLog.latestStable`)."""
+        found = self._log.latestStable()
+        return _entry(self._jvm.hsbloom.log.LogJson.write(found.get())) if found.isDefined() else None
+
 
 def _entry(text: str) -> Entry:
     raw = json.loads(text)

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 import stored_filters
-from hsbloom.operations.build import build_index_data
+from build_support import build_index_data
 
 FPP = 0.01
 COLUMNS = ["id", "uuid", "small", "score", "amount", "day", "ts", "raw"]

@@ -10,8 +10,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
 from hsbloom import BFIndexConfig, Hyperspace
-from hsbloom.index.listing import held_files
-from hsbloom.index.log import OperationLog
+from jar_log import held_files, log_of
 
 
 def latest_entry_bytes(system_path: Path, name: str) -> int:
@@ -46,9 +45,10 @@ def test_an_incremental_refresh_appending_one_file_writes_one_row(spark, system_
     assert len(info.data_paths) == 2 and info.num_files == 4
     new_part = Path(info.data_paths[-1].removeprefix("file:"))
     assert pq.read_table(new_part / "files").num_rows == 1  # one file, one indexed column
-    entry = OperationLog(spark, f"file:{system_path}/appending/_hsbloom_log").latest_stable()
-    held = held_files(spark, entry, info.data_paths)
-    assert held.complete and len(held.files) == 4 and len({f.file_id for f in held.files}) == 4
+    entry = log_of(spark, system_path, "appending").latest_stable()
+    assert entry.parts == (0, 1)  # the version reads both data directories
+    files, damaged = held_files(spark, list(info.data_paths), entry.dropped_file_ids)
+    assert damaged == 0 and len(files) == 4 and len({f.file_id for f in files}) == 4
     assert abs(latest_entry_bytes(system_path, "appending") - before) < 200  # a second data part, not a list
 
 

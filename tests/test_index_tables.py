@@ -12,7 +12,6 @@ import datetime
 import decimal
 import hashlib
 import struct
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +23,9 @@ import xxhash
 
 from hsbloom import BFIndexConfig, Hyperspace
 from oracle.hashing import hash_array
-from hsbloom.index.listing import held_files
-from hsbloom.index.log import OperationLog
-from hsbloom.index.sources import resolve_source
+from jar_log import held_files, log_of
 from oracle.sbbf import Sbbf
+from source_support import describe
 from stored_filters import file_table, filter_of, rows_with_filters, stripes
 
 
@@ -62,7 +60,7 @@ def generated_file(file_number: int) -> pa.Table:
 
 @pytest.fixture(scope="module")
 def indexed(spark, module_system_path, tmp_path_factory):
-    """(source directory, data directory of the index, its ACTIVE log entry), built once.
+    """(source directory, data directory of the index, its ACTIVE log entry, the files its tables hold), built once.
 
     The source files are written with pyarrow (fast, and a writer other than Spark's)."""
     source = tmp_path_factory.mktemp("tables") / "events"
@@ -70,11 +68,12 @@ def indexed(spark, module_system_path, tmp_path_factory):
     for n in range(NUM_FILES):
         pq.write_table(generated_file(n), source / f"part-{n:05d}.parquet")
     Hyperspace(spark).create_index(spark.read.parquet(str(source)), BFIndexConfig("tables", COLUMNS, fpp=FPP))
-    entry = OperationLog(spark, f"file:{module_system_path}/tables/_hsbloom_log").latest()
-    assert entry.source.files == ()  # the log entry lists no files: the tables do (hsbloom.index.listing)
-    held = held_files(spark, entry, [entry.data_path])
-    assert held.complete
-    return source, Path(entry.data_path.removeprefix("file:")), replace(entry, source=replace(entry.source, files=held.files))
+    entry = log_of(spark, module_system_path, "tables").latest()
+    assert "files" not in entry.source  # the log entry lists no files: the tables do (hsbloom.index.SourceListing)
+    data_path = entry.raw["data_path"]
+    files, damaged = held_files(spark, [data_path])
+    assert damaged == 0 and len(files) == entry.summary["num_files"]
+    return source, Path(data_path.removeprefix("file:")), entry, files
 
 
 def absent_values(column: str) -> pa.Array:
@@ -100,7 +99,7 @@ def absent_values(column: str) -> pa.Array:
 
 
 def test_files_table_has_one_row_per_file_and_column_with_its_lineage(spark, indexed):
-    source, data, entry = indexed
+    source, data, entry, files = indexed
     table = pq.read_table(data / "files")
     # No whole filters: each is stored once, in its blocks (docs/design/build.md).
     assert table.schema.names == [
@@ -108,12 +107,13 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(spark, ind
         "blocks_file", "blocks_offset", "blocks_count", "blocks_position", "bitset_bytes",
         "filter_checksum", "row_checksum", "filter_source",
     ]
-    assert len(entry.source.files) == NUM_FILES and table.num_rows == NUM_FILES * len(COLUMNS)
+    assert len(files) == NUM_FILES and table.num_rows == NUM_FILES * len(COLUMNS)
     assert set(table.column("filter_source").to_pylist()) == {"hashed"}  # no native filters in these files
     # The files read back from the tables are those the build was given: the source's listing, ids by path.
-    listing, _ = resolve_source(spark, spark.read.parquet(str(source)), COLUMNS)
-    assert entry.source.files == listing.files
-    listed = {f.file_id: f for f in entry.source.files}
+    listing = describe(spark, spark.read.parquet(str(source)), COLUMNS).files
+    fingerprints = lambda fs: [(f.file_id, f.path, f.size, f.mtime) for f in fs]  # noqa: E731
+    assert fingerprints(files) == fingerprints(listing)
+    listed = {f.file_id: f for f in files}
     for row in table.to_pylist():
         f = listed[row["file_id"]]
         assert (row["file_path"], row["file_size"], row["file_mtime"]) == (f.path, f.size, f.mtime)
@@ -123,7 +123,7 @@ def test_files_table_has_one_row_per_file_and_column_with_its_lineage(spark, ind
 
 def test_every_row_checksum_is_the_xxh64_of_its_planning_fields_seeded_by_its_directory(indexed):
     """row_checksum, recomputed here from docs/design/integrity.md's recipe with the xxhash package (not the jar)."""
-    source, data, entry = indexed
+    source, data, entry, files = indexed
     seed = xxhash.xxh64_intdigest(f"{data.parent.name}/{data.name}".encode())
 
     def text(value: str) -> bytes:
@@ -146,7 +146,7 @@ def test_blocks_hold_every_block_of_every_filter_with_checksums(spark, indexed):
     group (docs/pruning.md), each stripe of block rows followed by its XXH64 checksum (docs/design/integrity.md),
     checked here with the xxhash package; a filter read back from it here is the jar's, and its filter_checksum is
     over it."""
-    source, data, entry = indexed
+    source, data, entry, files = indexed
     table = pq.read_table(data / "files").to_pylist()
     side_files = {p.name: p.read_bytes() for p in (data / "blocks").glob("*.blocks")}
     groups: dict[tuple[str, int], set[int]] = {}
@@ -172,8 +172,8 @@ def test_blocks_hold_every_block_of_every_filter_with_checksums(spark, indexed):
 
 
 def test_every_value_of_every_file_is_in_its_filter_and_absent_values_mostly_are_not(indexed):
-    source, data, entry = indexed
-    path_of = {f.file_id: f.path.removeprefix("file:") for f in entry.source.files}
+    source, data, entry, files = indexed
+    path_of = {f.file_id: f.path.removeprefix("file:") for f in files}
     probe_hashes = {c: hash_array(absent_values(c)) for c in COLUMNS}
     worst_rate = {c: 0.0 for c in COLUMNS}
     false_positives = {c: 0 for c in COLUMNS}
@@ -199,7 +199,7 @@ def test_every_value_of_every_file_is_in_its_filter_and_absent_values_mostly_are
 
 
 def test_global_filter_holds_every_value_of_its_column(indexed):
-    source, data, entry = indexed
+    source, data, entry, files = indexed
     chunks = pq.read_table(data / "global").to_pylist()
     everything = pq.read_table(source)
     sizes = {}
@@ -219,7 +219,7 @@ def test_global_filter_holds_every_value_of_its_column(indexed):
 
 
 def test_index_statistics_match_the_tables(spark, indexed):
-    source, data, entry = indexed
+    source, data, entry, files = indexed
     info = Hyperspace(spark).index("tables")
     filters = rows_with_filters(data)
     everything = pq.read_table(source)

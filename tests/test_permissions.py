@@ -28,7 +28,7 @@ import pytest
 
 from hsbloom import BFIndexConfig, Hyperspace, settings
 from hsbloom.errors import IndexPermissionsError
-from hsbloom.index.log import OperationLog
+from jar_log import Log
 
 OTHER_USER = "hsbloom_other"
 
@@ -166,7 +166,7 @@ def test_inherit_leaves_the_index_to_the_umask(spark, hs, shared, other_user):
 def test_a_permission_that_cannot_be_read_fails_the_refresh_before_it_writes(spark, hs, shared):
     table = write_table(spark, shared, "events", 0o755)
     index_dir = create_index(spark, hs, table, "events_ids")
-    log = OperationLog(spark, f"file:{index_dir}/_hsbloom_log")
+    log = Log(spark, index_dir)
     entries = log.ids()
     shutil.rmtree(table)
 

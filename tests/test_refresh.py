@@ -23,11 +23,10 @@ import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import ConcurrentOperationError, IndexStateError
 from hsbloom.explain import forget_index_listing
-from hsbloom.index.listing import held_files
-from hsbloom.index.log import OperationLog
+from jar_log import held_files, log_of
 from oracle.sbbf import Sbbf
 from pruning_support import files_read, outcomes
-from test_index_management import _end_orphaned_jvm, read_line, start_writer
+from writer_process import end_orphaned_jvm, read_line, start_writer
 
 ROWS_PER_FILE = 50
 
@@ -58,7 +57,7 @@ def same_answers(spark, df, keys: list[int], predicates: list[str] | None = None
 
 
 def log_states(spark, system_path: Path, name: str) -> list[str]:
-    return [e.state.value for e in OperationLog(spark, f"file:{system_path}/{name}/_hsbloom_log").entries()]
+    return [e.state.value for e in log_of(spark, system_path, name).entries()]
 
 
 def global_filter(spark, data_paths: tuple[str, ...], column: str) -> Sbbf:
@@ -73,17 +72,18 @@ def global_filter(spark, data_paths: tuple[str, ...], column: str) -> Sbbf:
 
 def version_rows(spark, system_path: Path, name: str):
     """The file-table rows of the latest ACTIVE version: its directories' rows minus the dropped ids."""
-    entry = OperationLog(spark, f"file:{system_path}/{name}/_hsbloom_log").latest_stable()
+    entry = log_of(spark, system_path, name).latest_stable()
     paths = [f"file:{system_path}/{name}/v__={v}/files" for v in entry.parts]
     return spark.read.parquet(*paths).where(~F.col("file_id").isin(list(entry.dropped_file_ids)))
 
 
 def held_ids(spark, system_path: Path, name: str) -> set[int]:
     """The ids of the source files the latest ACTIVE version holds, as refresh reads them (from its tables)."""
-    entry = OperationLog(spark, f"file:{system_path}/{name}/_hsbloom_log").latest_stable()
-    held = held_files(spark, entry, [f"file:{system_path}/{name}/v__={v}" for v in entry.parts])
-    assert held.complete
-    return {f.file_id for f in held.files}
+    entry = log_of(spark, system_path, name).latest_stable()
+    data_paths = [f"file:{system_path}/{name}/v__={v}" for v in entry.parts]
+    files, damaged = held_files(spark, data_paths, entry.dropped_file_ids)
+    assert damaged == 0 and len(files) == entry.summary["num_files"]  # complete
+    return {f.file_id for f in files}
 
 
 def file_table(spark, system_path: Path, name: str) -> dict[str, set[int]]:
@@ -177,12 +177,12 @@ def test_refresh_errors(spark, system_path, tmp_path):
     shutil.rmtree(directory)
     rows(spark, 0, 2).select("id", F.col("key").cast("string").alias("key"), "name", "v").write.parquet(str(directory))
     with pytest.raises(IndexStateError, match=r"column 'key' is now string, but the index holds bigint values; "
-                                              r"run refresh_index\('typed', mode='full'\)"):
+                                              r"refresh it in full mode"):
         hs.refresh_index("typed", "incremental")
     hs.refresh_index("typed", "full")
     assert hs.index("typed").source.schema["key"] == "string"
     hs.delete_index("typed")
-    with pytest.raises(IndexStateError, match="cannot refresh index 'typed': it is DELETED"):
+    with pytest.raises(IndexStateError, match="cannot refresh index 'typed': it is DELETED, and refresh needs ACTIVE"):
         hs.refresh_index("typed", "quick")
 
 
@@ -324,9 +324,10 @@ def test_a_refresh_killed_half_way_leaves_the_previous_version_in_use(spark, sys
     read = lambda: spark.read.parquet(str(growing))  # noqa: E731
     hs.create_index(read(), BFIndexConfig("killed", ["key"]))
     rows(spark, 1000, 1).write.mode("append").parquet(str(growing))
-    writer = start_writer("stall-refresh", str(system_path), "killed", "incremental")
+    writer = start_writer("halt-refresh", str(system_path), "killed", "incremental")
     try:
-        _, jvm_pid, _ = read_line(writer, "BUILT_HALF_WAY").split()
+        _, jvm_pid, _ = read_line(writer, "WRITER").split()
+        read_line(writer, "DYING built")  # its data written, its completing entry not
     finally:
         writer.send_signal(signal.SIGKILL)
         writer.wait()
@@ -335,8 +336,7 @@ def test_a_refresh_killed_half_way_leaves_the_previous_version_in_use(spark, sys
         assert (system_path / "killed" / "v__=1" / "files").is_dir()  # the half-written version
         forget_index_listing(spark)
         info = hs.index("killed")  # the REFRESHING entry, but queries use the ACTIVE one before it
-        log = OperationLog(spark, f"file:{system_path}/killed/_hsbloom_log")
-        assert log.latest_stable().data_version == 0
+        assert log_of(spark, system_path, "killed").latest_stable().data_version == 0
         same_answers(spark, read(), [0, 100, 1000, 1049])
         hsbloom.enable(spark)
         assert files_read(read().where("key = 100")) == 2  # version 0 prunes; the appended file is read
@@ -350,4 +350,4 @@ def test_a_refresh_killed_half_way_leaves_the_previous_version_in_use(spark, sys
         assert not (system_path / "killed" / "v__=1").exists()
         same_answers(spark, read(), [0, 100, 1000, 1049])
     finally:
-        _end_orphaned_jvm(int(jvm_pid))
+        end_orphaned_jvm(int(jvm_pid))

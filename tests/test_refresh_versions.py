@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -17,10 +18,11 @@ from pyspark.sql import functions as F
 
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace, jar
+from build_support import build_index_data
 from hsbloom.errors import IndexStateError
-from hsbloom.index.layout import DATA_LAYOUT
 from oracle.sbbf_header import header_bytes
 from pruning_support import files_read
+from source_support import describe
 from test_refresh import (  # noqa: F401  (growing and pruning_disabled_afterwards are fixtures)
     file_table,
     global_filter,
@@ -35,12 +37,21 @@ from test_refresh import (  # noqa: F401  (growing and pruning_disabled_afterwar
 # --- Versions made of several data directories ----------------------------------------------
 
 
-def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_path, tmp_path, monkeypatch):
+@pytest.fixture
+def max_data_parts(spark) -> Iterator[Callable[[int], Any]]:
+    """Sets the jar's bound on the data directories an incremental refresh refers to (its test knob
+    `IncrementalRefresh.maxDataParts`), and puts it back afterwards."""
+    refresh = jar.jvm(spark).hsbloom.refresh.IncrementalRefresh
+    default = refresh.MaxDataParts()
+    setter = getattr(refresh, "maxDataParts_$eq")
+    yield setter
+    setter(default)
+
+
+def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_path, tmp_path, max_data_parts):
     """Incremental refreshes one after another: each version reads the earlier data directories plus one new
     one (minus the deleted files); pruning, join filters, vacuum and statistics follow; past the part limit
     a refresh compacts."""
-    from hsbloom.refresh import incremental
-
     directory = tmp_path / "parts"
     rows(spark, 0, 4).write.parquet(str(directory))  # keys 0..199; generation g appends keys 1000 g ...
     read = lambda: spark.read.parquet(str(directory))  # noqa: E731
@@ -122,7 +133,7 @@ def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_
     jar.jar_class(spark, "index_catalog").invalidateAll()
     check(3, [2000, 60], [10, 1000])
 
-    monkeypatch.setattr(incremental, "MAX_DATA_PARTS", 3)
+    max_data_parts(3)
     generation(3)
     result = hs.refresh_index("parts", "incremental")
     assert "compacted into data version 3" in result.message
@@ -139,18 +150,15 @@ def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_
 
 def test_global_filters_of_data_directories_that_do_not_line_up_are_refused(spark, tmp_path):
     """A version's global filter is the OR of its directories' filters, only when all have the recorded size."""
-    from hsbloom.operations.build import build_index_data
-    from hsbloom.index.sources import resolve_source
-
     rows(spark, 0, 1).write.parquet(str(tmp_path / "one"))
     df = spark.read.parquet(str(tmp_path / "one"))
-    source, _ = resolve_source(spark, df, ["key"])
+    files = describe(spark, df, ["key"]).files
     jvm = spark._jvm
     paths = jvm.java.util.ArrayList()
     sizes = []
     for n, blocks in enumerate((256, 256, 512)):
         path = f"file:{tmp_path}/v__={n}"
-        summary = build_index_data(spark, df, source.files, ["key"], None, 0.01, True, path, "test",
+        summary = build_index_data(spark, df, files, ["key"], None, 0.01, True, path, "test",
                                    global_filter_blocks={"key": blocks})
         paths.add(path)
         sizes.append(summary["columns"]["key"]["global_filter_bytes"])
@@ -180,7 +188,7 @@ def test_a_full_refresh_rebuilds_data_of_an_older_layout(spark, system_path, gro
     def as_an_older_hsbloom_wrote_it() -> None:
         entry_file = max((system_path / "layout" / "_hsbloom_log").glob("*.json"))
         entry = json.loads(entry_file.read_text())
-        assert entry["data_layout"] == DATA_LAYOUT
+        assert entry["data_layout"] == jar.jar_class(spark, "layout").DataLayout()
         del entry["data_layout"], entry["data_parts"], entry["dropped_file_ids"]
         entry_file.write_text(json.dumps(entry))
         for part in (system_path / "layout").glob("v__=*/files/*.parquet"):
@@ -198,7 +206,7 @@ def test_a_full_refresh_rebuilds_data_of_an_older_layout(spark, system_path, gro
     assert files_read(lookup) == len(list(growing.glob("part-*.parquet")))  # no pruning on data it cannot read
     hsbloom.disable(spark)
     rows(spark, 1000, 1).write.mode("append").parquet(str(growing))
-    with pytest.raises(IndexStateError, match=r"older hsbloom .*mode='full'"):
+    with pytest.raises(IndexStateError, match=r"older hsbloom .*; refresh it in full mode"):
         hs.refresh_index("layout", "incremental")
     result = hs.refresh_index("layout", "full")
     assert result.refreshed and result.data_version == 1 and not hs.index("layout").needs_full_refresh

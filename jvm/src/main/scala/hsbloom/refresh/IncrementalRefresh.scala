@@ -11,12 +11,14 @@ import hsbloom.refresh.RefreshData.FileSums
 
 /**
  * Incremental refresh: build only the appended files into a new data directory that the new version reads beside
- * the previous version's (minus the deleted files' ids), or, past `MaxDataParts` directories, compact: copy the
+ * the previous version's (minus the deleted files' ids), or, past `maxDataParts` directories, compact: copy the
  * kept rows into one new directory (docs/refresh.md, docs/design/incremental-refresh.md).
  */
 object IncrementalRefresh {
   /** An incremental refresh refers to at most this many data directories; past it, it compacts. */
   val MaxDataParts = 8
+  /** The bound in force: `MaxDataParts`, unless a test lowers it to reach compaction in a few refreshes (a test knob). */
+  @volatile var maxDataParts: Int = MaxDataParts
   /** Inside a compacted version: the appended files' data, before it is merged in. */
   private val Staging = "_appended"
 
@@ -59,7 +61,7 @@ object IncrementalRefresh {
     val dropped = (base.droppedFileIds.toSet ++ changes.deleted.map(_.id)).toSeq.sorted
     val source = changes.current
     val numParts = base.parts.size + (if (appended.nonEmpty) 1 else 0)
-    if (numParts > MaxDataParts || dropped.size > numFiles) return compact(ctx, base, df, changes, appended, source)
+    if (numParts > maxDataParts || dropped.size > numFiles) return compact(ctx, base, df, changes, appended, source)
     if (appended.isEmpty) { // only deletes: the version reads the same directories, with more ids dropped
       val summary = incrementalSummary(base, referringTotals(ctx, base, None, changes.deleted), None, numFiles,
         changes.deleted.size, base.summary.get.indexBytes)
