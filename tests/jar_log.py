@@ -99,7 +99,9 @@ def local_host(spark: Any) -> str:
     return str(jar.jvm(spark).hsbloom.log.Writer.localHost())
 
 
-def first_entry(spark: Any, state: State, operation: str, by: dict[str, Any], data_version: int | None) -> dict[str, Any]:
+def first_entry(
+    spark: Any, state: State, operation: str, by: dict[str, Any], data_version: int | None
+) -> dict[str, Any]:
     """Entry 0 of a new index with nothing but what every entry has, as a writer that stopped right after writing
     it left it."""
     return {

@@ -131,7 +131,7 @@ def test_a_taken_name_is_refused_saying_what_to_do(spark, hs, system_path, event
     df = spark.read.parquet(events)
     hs.create_index(df, BFIndexConfig("taken", ["id"]))
     exists = r"index 'taken' already exists "
-    with pytest.raises(IndexExistsError, match=exists + r"\(ACTIVE\); delete and vacuum it first, or choose another name"):
+    with pytest.raises(IndexExistsError, match=exists + r"\(ACTIVE\); delete and vacuum it first, or choose another"):
         hs.create_index(df, BFIndexConfig("taken", ["name"]))
     hs.delete_index("taken")
     with pytest.raises(IndexExistsError, match=exists + r"\(DELETED\); restore it, or vacuum it to free the name"):

@@ -203,7 +203,8 @@ def test_the_jar_refuses_every_bad_value_of_every_field_it_reads(spark, complete
             except AssertionError as exc:
                 message = str(exc)
             if expected not in message:
-                wrong.append((dotted(path), bad if not isinstance(bad, str) or len(bad) < 100 else "<long text>", message))
+                shown = bad if not isinstance(bad, str) or len(bad) < 100 else "<long text>"
+                wrong.append((dotted(path), shown, message))
     unknown = refusal(spark, _set(complete_entry, "config.bloom", 1))
     assert "unknown config fields bloom" in unknown, unknown
     assert not wrong, "\n".join(map(str, wrong))
