@@ -13,16 +13,21 @@
         prints "DYING built" and exits at once, as if killed).
     index_writer.py die-at SYSTEM_PATH NAME OPERATION STEP [SOURCE]
         runs OPERATION (create over the Parquet directory SOURCE, refresh-full, refresh-incremental,
-        refresh-quick, delete, restore, vacuum) on NAME and exits the process abruptly (os._exit, no cleanup,
-        as a kill) at STEP: "transient" (its transient log entry written), "mid-build" (some files of the
-        new data version written, its file table not complete), "built" (its data complete, its completing
-        log entry not written) or "first-removal" (vacuum: right after it removed its first data directory).
+        refresh-quick, delete, restore, vacuum) on NAME and dies abruptly at STEP, JVM and all (no rollback, no
+        cleanup, as a kill), exiting with status 9 after "DYING <STEP>": "transient" (its transient log entry
+        written), "built" (its data complete, its completing log entry not written) and "first-removal" (vacuum:
+        right after it removed its first data directory) halt the JVM there (hsbloom.log.LogSteps); at
+        "mid-build" (some files of the new data version written, its file table not complete) this process kills
+        its JVM (SIGKILL) as soon as it sees the data. The writer of a log entry is the JVM: its pid is in the
+        entries, and this process reaps it before it exits, so that the pid is gone when the test looks.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -63,9 +68,18 @@ def race(system_path: str, data_path: str, name: str, go_file: str) -> None:
         print(json.dumps({"outcome": "error", "type": type(exc).__name__, "message": str(exc)}), flush=True)
 
 
+def jvm_process(spark: SparkSession) -> subprocess.Popen:
+    """The JVM process PySpark started for this session (PySpark-private `SparkContext._gateway.proc`): the writer
+    of the log entries, whose pid is `ProcessHandle.current().pid()` there."""
+    proc = spark.sparkContext._gateway.proc
+    assert proc.pid == spark._jvm.java.lang.ProcessHandle.current().pid(), "the JVM is not the gateway's process"
+    return proc
+
+
 def stall(system_path: str, data_path: str, name: str) -> None:
     spark = start_spark(system_path)
     sc = spark.sparkContext
+    jvm = jvm_process(spark)
     df = spark.read.parquet(data_path)  # schema read before the slot is taken
 
     def occupy_the_only_slot() -> None:
@@ -79,9 +93,9 @@ def stall(system_path: str, data_path: str, name: str) -> None:
     ).start()
     while len(sc.statusTracker().getActiveJobsIds()) < 2:  # the sleeper and the build's first job
         time.sleep(0.05)
-    jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
-    print(f"BUILD_JOB_SUBMITTED {jvm_pid} {os.getpid()}", flush=True)
-    time.sleep(3600)
+    print(f"BUILD_JOB_SUBMITTED {jvm.pid} {os.getpid()}", flush=True)
+    jvm.wait()  # until the test kills it
+    os._exit(9)
 
 
 def halt_refresh(system_path: str, name: str, mode: str) -> None:
@@ -91,24 +105,12 @@ def halt_refresh(system_path: str, name: str, mode: str) -> None:
     Hyperspace(spark).refresh_index(name, mode)
 
 
-def stopping_append(step: str, stop: Callable[[], None]) -> Callable:
-    """An OperationLog.append that calls `stop` at `step` ("transient": right after an operation's transient
-    log entry is written; "built": right before its completing entry is written). It hooks the log itself, so
-    it holds for every operation whichever module runs it."""
-    from hsbloom.index.log import OperationLog
-
-    append = OperationLog.append
-
-    def append_then_stop(self, previous, entry):
-        completing = previous is not None and not previous.state.is_stable and entry.state.is_stable
-        if step == "built" and completing:
-            stop()
-        written = append(self, previous, entry)
-        if step == "transient" and written and not entry.state.is_stable:
-            stop()
-        return written
-
-    return append_then_stop
+def halted(jvm: subprocess.Popen) -> bool:
+    """Whether the JVM halted at a LogSteps step (exit status 9), after a call failed."""
+    try:
+        return jvm.wait(timeout=60) == 9
+    except subprocess.TimeoutExpired:  # still running: the call failed for another reason
+        return False
 
 
 def operation_call(spark: SparkSession, name: str, operation: str, source: str | None) -> Callable[[], object]:
@@ -129,44 +131,38 @@ def new_data_files(index_dir: Path, before: set[str]) -> list[Path]:
     ]
 
 
+def file_table_complete(index_dir: Path, before: set[str]) -> bool:
+    return any(p.name == "_SUCCESS" and p.parent.name == "files" for p in new_data_files(index_dir, before))
+
+
 def die_at(system_path: str, name: str, operation: str, step: str, source: str | None = None) -> None:
-    from hsbloom.index.filesystem import HadoopFileSystem
-
     spark = start_spark(system_path)
-
-    def die() -> None:
-        print(f"DYING {step}", flush=True)
-        os._exit(9)
-
+    jvm = jvm_process(spark)
     call = operation_call(spark, name, operation, source)
-    if step in ("transient", "built"):
-        from hsbloom.index.log import OperationLog
-
-        OperationLog.append = stopping_append(step, die)
-    elif step == "first-removal":
-        remove = HadoopFileSystem.delete_data_version
-
-        def remove_then_die(self, layout, version, child=None):
-            remove(self, layout, version, child)
-            die()
-
-        HadoopFileSystem.delete_data_version = remove_then_die
-    elif step == "mid-build":  # the operation runs on; this thread kills the process once data appears
+    if step == "mid-build":  # the operation runs on; this thread kills the JVM once data appears
         index_dir = Path(system_path) / name
         before = {v.name for v in index_dir.glob("v__=*")}
         worker = threading.Thread(target=call, daemon=True)
         worker.start()
         while worker.is_alive():
-            written = new_data_files(index_dir, before)
-            if written:
-                if any(p.name == "_SUCCESS" and p.parent.name == "files" for p in written):
+            if new_data_files(index_dir, before):
+                os.kill(jvm.pid, signal.SIGKILL)
+                jvm.wait()
+                if file_table_complete(index_dir, before):
                     print("TOO_LATE the file table was complete", flush=True)
                     os._exit(3)
-                die()
+                print(f"DYING {step}", flush=True)
+                os._exit(9)
             time.sleep(0.002)
         print("FINISHED", flush=True)  # no data was written
         return
-    call()
+    spark._jvm.hsbloom.log.LogSteps.stopAt(step, "halt")  # the JVM prints "DYING <step>" and exits with 9
+    try:
+        call()
+    except Exception:
+        if halted(jvm):
+            os._exit(9)
+        raise
     print("FINISHED", flush=True)  # the step was never reached
 
 

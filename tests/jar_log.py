@@ -5,6 +5,7 @@ writer at a step or make writers race for one entry."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ class Log:
         index_dir = Path(str(index_dir).removeprefix("file:"))
         jvm = jar.jvm(spark)
         self._jvm = jvm
+        self.directory = index_dir / "_hsbloom_log"
         log_path = jvm.org.apache.hadoop.fs.Path(f"file:{index_dir}/_hsbloom_log")
         self._log = jvm.hsbloom.log.OperationLog(index_dir.name, log_path, jar.hadoop_conf(spark))
 
@@ -57,13 +59,21 @@ class Log:
         ids = self.ids()
         return self.read(ids[-1]) if ids else None
 
+    def latest_stable(self) -> Entry | None:
+        """The newest stable entry, as readers use it (a newest entry that is unreadable is skipped)."""
+        found = self._log.latestStable()
+        return None if found.isEmpty() else _entry(self._jvm.hsbloom.log.LogJson.write(found.get()))
+
     def entries(self) -> list[Entry]:
         return [self.read(i) for i in self.ids()]
 
-    def latest_stable(self) -> Entry | None:
-        """The newest stable entry, the one readers use (`OperationLog.latestStable`)."""
-        found = self._log.latestStable()
-        return _entry(self._jvm.hsbloom.log.LogJson.write(found.get())) if found.isDefined() else None
+    def append_raw(self, raw: dict[str, Any]) -> Entry:
+        """Write `raw` as entry `raw["id"]` unless that id exists, as a writer the test stands in for (one on another
+        host, or one that died) would have; the jar must read it back."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / f"{raw['id']:020d}.json", "x") as out:
+            out.write(json.dumps(raw))
+        return self.read(raw["id"])
 
 
 def _entry(text: str) -> Entry:
@@ -76,6 +86,35 @@ def _entry(text: str) -> Entry:
 
 def log_of(spark: Any, system_path: Path | str, name: str) -> Log:
     return Log(spark, Path(str(system_path).removeprefix("file:")) / name)
+
+
+def writer(host: str, pid: int, operation_id: str) -> dict[str, Any]:
+    """The `writer` field of an entry: who wrote it (the JVM that ran the operation)."""
+    return {"host": host, "pid": pid, "operation_id": operation_id}
+
+
+def local_host(spark: Any) -> str:
+    """This host's name as the jar records it in entries it writes (hsbloom.log.Writer), which decides whether a
+    writer recorded as being on this host can be proven dead."""
+    return str(jar.jvm(spark).hsbloom.log.Writer.localHost())
+
+
+def first_entry(
+    spark: Any, state: State, operation: str, by: dict[str, Any], data_version: int | None
+) -> dict[str, Any]:
+    """Entry 0 of a new index with nothing but what every entry has, as a writer that stopped right after writing
+    it left it."""
+    return {
+        "log_format": int(jar.jar_class(spark, "layout").LogFormatVersion()), "id": 0, "state": state.value,
+        "operation": operation, "timestamp_ms": int(time.time() * 1000),
+        "hsbloom_version": str(jar.jvm(spark).hsbloom.BuildInfo.version()), "writer": by, "data_version": data_version,
+    }
+
+
+def successor(entry: Entry, state: State, operation: str, by: dict[str, Any]) -> dict[str, Any]:
+    """The entry after `entry` with its content (as the jar's LogEntry.successor makes it)."""
+    return entry.raw | {"id": entry.id + 1, "state": state.value, "operation": operation, "writer": by,
+                        "timestamp_ms": int(time.time() * 1000), "message": None}
 
 
 @dataclass(frozen=True)

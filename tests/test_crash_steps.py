@@ -2,13 +2,14 @@
 leaves an index that answers correctly, never uses a half-built version, and that the documented operations
 recover (docs/design/log.md, "Crashes, cancel and dead writers"; docs/troubleshooting.md).
 
-Where a real process death matters (Spark tasks killed while they write, a writer whose process is gone) the
-writer is another process (tests/index_writer.py die-at) that exits abruptly (os._exit, as a kill: no
-rollback, no cleanup) at the step. Steps that are pure log protocol (a transient entry written, a complete
-data version whose completing entry is not) stop an operation of this process there instead: it raises
-through everything, writing nothing more, as a killed writer would, and is then provably gone (its operation
-no longer runs). This process then checks the log, the answers, and the recovery. Uses the healthy index of
-tests/healthy_index.py, on copies.
+The writer of the log is the JVM that runs the operation. Where a real process death matters (Spark tasks killed
+while they write, a writer whose process is gone) the writer is another process (tests/index_writer.py die-at)
+whose JVM dies abruptly at the step (halted there by the jar's test seam hsbloom.log.LogSteps, or killed: no
+rollback, no cleanup). Steps that are pure log protocol (a transient entry written, a complete data version whose
+completing entry is not) stop an operation of this process there instead (LogSteps "throw": a throwable no
+rollback catches), writing nothing more, as a killed writer would; its writer is then provably gone (its operation
+no longer runs in this JVM). This process then checks the log, the answers, and the recovery. Uses the healthy
+index of tests/healthy_index.py, on copies.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import subprocess
 import sys
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -28,11 +29,11 @@ from pyspark.sql import functions as F
 from hsbloom import jar
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
-from hsbloom.errors import IndexNotFoundError
+from hsbloom.errors import IndexNotFoundError, OperationFailedError
 from hsbloom.explain import files_read
-from hsbloom.index.log import OperationLog
-from index_writer import operation_call, stopping_append
+from index_writer import operation_call
 from healthy_index import NAME, NUM_FILES, lookup_rows, system_path_at
+import jar_log
 
 WRITER_SCRIPT = Path(__file__).resolve().parent / "index_writer.py"
 
@@ -67,6 +68,13 @@ CASES: dict[str, tuple[str, str, Callable[[Hyperspace, Path], None], str, bool, 
 RECOVER = {"delete": "delete_index", "restore": "restore_index", "vacuum": "vacuum_index"}
 
 
+@pytest.fixture(autouse=True)
+def no_step_left_set(spark) -> Iterator[None]:
+    """Whatever a test does, the jar's test seam is off afterwards."""
+    yield
+    jar_log.log_steps(spark).clear()
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_writer_dying_at_a_step_leaves_a_recoverable_index(spark, source, expected, copy, case):
     operation, step, prepare, left, used, recovered = CASES[case]
@@ -94,13 +102,17 @@ def test_a_writer_dying_at_a_step_leaves_a_recoverable_index(spark, source, expe
 # --- create and refresh ---------------------------------------------------------------------
 
 
-class WriterStopped(BaseException):
-    """Raised at the step by an operation of this process standing in for a killed writer (a BaseException:
-    nothing on the way out catches it, so nothing more is written)."""
-
-
-def stop_here() -> None:
-    raise WriterStopped()
+def run_stopping_at(spark, step: str, call: Callable[[], Any]) -> None:
+    """Run `call`, an operation of this process standing in for a writer killed at `step`: the jar throws there a
+    throwable that nothing on the way out catches (no rollback, nothing more written); it reaches Python as the
+    failure of the operation's SQL statement, naming the step."""
+    steps = jar_log.log_steps(spark)
+    steps.stopAt(step, "throw")
+    try:
+        with pytest.raises(OperationFailedError, match=f"the writer stopped at step '{step}'"):
+            call()
+    finally:
+        steps.clear()
 
 
 @contextmanager
@@ -124,8 +136,8 @@ def complete(system: Path, version: str) -> bool:
     return (system / NAME / version / "files" / "_SUCCESS").exists()
 
 
-def log_of(spark, system: Path) -> OperationLog:
-    return OperationLog(spark, f"file:{system}/{NAME}/_hsbloom_log")
+def log_of(spark, system: Path) -> jar_log.Log:
+    return jar_log.log_of(spark, system, NAME)
 
 
 # How each case is recovered, by the documented ways (redo: run the operation again; create: create again).
@@ -151,7 +163,7 @@ BUILD_CASES: dict[str, tuple[str, str, str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(BUILD_CASES))
-def test_a_build_dying_at_a_step_never_uses_its_data_and_is_recovered(spark, source, copy, tmp_path, monkeypatch, case):
+def test_a_build_dying_at_a_step_never_uses_its_data_and_is_recovered(spark, source, copy, tmp_path, case):
     operation, step, recovery = BUILD_CASES[case]
     creating, quick = operation == "create", operation == "refresh-quick"
     system = tmp_path / "empty" if creating else copy  # refresh: of the healthy index, over a grown source
@@ -163,9 +175,7 @@ def test_a_build_dying_at_a_step_never_uses_its_data_and_is_recovered(spark, sou
         if step == "mid-build":
             run_writer_until_it_dies(system, operation, step, source)
         else:
-            with monkeypatch.context() as patched, pytest.raises(WriterStopped):
-                patched.setattr(OperationLog, "append", stopping_append(step, stop_here))
-                operation_call(spark, NAME, operation, source)()
+            run_stopping_at(spark, step, operation_call(spark, NAME, operation, source))
         jar.jar_class(spark, "index_catalog").invalidateAll()
         stuck = log_of(spark, system).latest()
         assert stuck.state.value == ("CREATING" if creating else "REFRESHING"), case

@@ -10,7 +10,6 @@ import json
 import os
 import selectors
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -30,8 +29,9 @@ from hsbloom.errors import (
     InvalidConfigError,
     UnsupportedSourceError,
 )
-from hsbloom.index.listing import held_files
-from hsbloom.index.log import LogEntry, OperationLog, State, Writer
+from hsbloom.results import State
+import jar_log
+from jar_log import Entry, held_files
 
 WRITER_SCRIPT = Path(__file__).resolve().parent / "index_writer.py"
 NUM_FILES = 4
@@ -55,8 +55,8 @@ def hs(spark, system_path) -> Hyperspace:
     return Hyperspace(spark)
 
 
-def log_of(spark, system_path: Path, name: str) -> OperationLog:
-    return OperationLog(spark, f"file:{system_path}/{name}/_hsbloom_log")
+def log_of(spark, system_path: Path, name: str) -> jar_log.Log:
+    return jar_log.log_of(spark, system_path, name)
 
 
 def states(spark, system_path: Path, name: str) -> list[str]:
@@ -78,9 +78,12 @@ def test_create_writes_the_log_and_data_and_lists_the_index(spark, hs, system_pa
     assert states(spark, system_path, "events_keys") == ["CREATING", "ACTIVE"]
     assert sorted(p.name for p in (system_path / "events_keys" / "v__=0").iterdir()) == ["blocks", "files", "global"]
     active = log_of(spark, system_path, "events_keys").latest()
-    assert active.source.format == "parquet" and active.source.files == ()  # the tables list the files
-    assert len(held_files(spark, active, [active.data_path]).files) == NUM_FILES
-    assert active.data_path == f"file:{system_path}/events_keys/v__=0"
+    assert active.source["format"] == "parquet"
+    written = json.loads((system_path / "events_keys" / "_hsbloom_log" / f"{active.id:020d}.json").read_text())
+    assert "files" not in written["source"]  # the tables list the files, the log does not
+    data_path = active.raw["data_path"]
+    assert data_path == f"file:{system_path}/events_keys/v__=0"
+    assert len(held_files(spark, [data_path])[0]) == NUM_FILES
     assert active.summary["num_files"] == NUM_FILES and active.summary["num_rows"] == NUM_ROWS
 
     (row,) = hs.indexes().collect()
@@ -127,10 +130,11 @@ def test_refused_calls_write_nothing(spark, hs, system_path, events):
 def test_a_taken_name_is_refused_saying_what_to_do(spark, hs, system_path, events):
     df = spark.read.parquet(events)
     hs.create_index(df, BFIndexConfig("taken", ["id"]))
-    with pytest.raises(IndexExistsError, match=r"index 'taken' already exists \(ACTIVE\); delete_index and vacuum_index"):
+    exists = r"index 'taken' already exists "
+    with pytest.raises(IndexExistsError, match=exists + r"\(ACTIVE\); delete and vacuum it first, or choose another"):
         hs.create_index(df, BFIndexConfig("taken", ["name"]))
     hs.delete_index("taken")
-    with pytest.raises(IndexExistsError, match=r"\(DELETED\); restore_index it, or vacuum_index it to free the name"):
+    with pytest.raises(IndexExistsError, match=exists + r"\(DELETED\); restore it, or vacuum it to free the name"):
         hs.create_index(df, BFIndexConfig("taken", ["name"]))
     assert states(spark, system_path, "taken") == ["CREATING", "ACTIVE", "DELETING", "DELETED"]
 
@@ -191,19 +195,17 @@ def test_unknown_index_operations(hs, system_path):
         hs.explain(None)
 
 
-def stick(spark, system_path: Path, name: str, state: State, writer: Writer) -> LogEntry:
-    """Append a transient entry as if `writer` had started an operation and stopped there."""
+def stick(spark, system_path: Path, name: str, state: State, writer: dict) -> Entry:
+    """Append a transient entry as if `writer` (a JVM elsewhere, or one that died) had started an operation and
+    stopped there: written directly, as that writer would have written it."""
     log = log_of(spark, system_path, name)
     latest = log.latest()
     if latest is None:
-        entry = LogEntry(id=0, state=state, operation="create", writer=writer, data_version=0)
-    else:
-        entry = latest.successor(state, state.value.lower(), writer)
-    assert log.append(latest, entry)
-    return entry
+        return log.append_raw(jar_log.first_entry(spark, state, "create", writer, data_version=0))
+    return log.append_raw(jar_log.successor(latest, state, state.value.lower(), writer))
 
 
-ELSEWHERE = Writer("another-host", 1, "remote-operation")  # alive as far as this host can tell
+ELSEWHERE = jar_log.writer("another-host", 1, "remote-operation")  # alive as far as this host can tell
 
 
 def test_cancel_returns_each_stuck_operation_to_where_it_started(spark, hs, system_path, events):
@@ -241,12 +243,12 @@ def test_cancel_returns_each_stuck_operation_to_where_it_started(spark, hs, syst
 
 def test_a_dead_writers_operation_is_recovered_by_the_next_create(spark, hs, system_path, events):
     finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    dead = Writer(socket.gethostname(), int(finished.stdout), "crashed-operation")
-    stick(spark, system_path, "orphan", State.CREATING, dead)
+    host, pid = jar_log.local_host(spark), int(finished.stdout)
+    stick(spark, system_path, "orphan", State.CREATING, jar_log.writer(host, pid, "crashed-operation"))
     hs.create_index(spark.read.parquet(events), BFIndexConfig("orphan", ["id"]))
     entries = log_of(spark, system_path, "orphan").entries()
     assert [e.state.value for e in entries] == ["CREATING", "DOESNOTEXIST", "CREATING", "ACTIVE"]
-    assert entries[1].message.startswith(f"recovered: process {dead.pid} on host {dead.host} died during create")
+    assert entries[1].message.startswith(f"recovered: process {pid} on host {host} died during create")
 
 
 def test_a_failed_build_rolls_back_and_removes_its_data(spark, hs, system_path, tmp_path):
@@ -353,10 +355,13 @@ def test_two_processes_creating_the_same_index(spark, hs, system_path, events, t
 
 
 def test_a_build_killed_half_way_leaves_no_active_index_and_is_recovered(spark, hs, system_path, events):
+    """The writer of the log is the writer process's JVM: killing it (SIGKILL) mid-build is the crash."""
     writer = start_writer("stall", str(system_path), events, "killed")
     try:
         _, jvm_pid, python_pid = read_line(writer, "BUILD_JOB_SUBMITTED").split()
         assert int(python_pid) == writer.pid
+        os.kill(int(jvm_pid), signal.SIGKILL)
+        assert writer.wait(timeout=60) == 9  # it reaped its JVM, whose pid is then gone
     finally:
         writer.send_signal(signal.SIGKILL)
         writer.wait()
@@ -375,7 +380,7 @@ def test_a_build_killed_half_way_leaves_no_active_index_and_is_recovered(spark, 
 
 
 def _end_orphaned_jvm(pid: int) -> None:
-    """The killed writer's JVM exits when its parent's pipe closes; make sure it did."""
+    """The killed writer's JVM is gone once its process reaped it; make sure it is, whatever the test did."""
     for _ in range(600):
         try:
             os.kill(pid, 0)

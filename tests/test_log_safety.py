@@ -1,52 +1,95 @@
 """A crafted log entry never becomes a path, a size or a class (docs/security.md).
 
-Whoever can write the system path can write a log entry. These tests play that attacker: entries whose
-versions are traversal strings, absolute paths, negative, huge or of the wrong type, in every numeric field;
-an entry far larger than any hsbloom writes; a link where a data directory should be. Every operation on
-such an index either refuses with CorruptLogError (naming the entry and the fix) or ignores the damage, and a
-victim directory outside the index always survives.
+Whoever can write the system path can write a log entry. These tests play that attacker: they take an entry as
+the jar wrote it and write changed JSON into the log: versions that are traversal strings, absolute paths,
+negative, huge or of the wrong type, in every numeric field, and a wrong value in every other field; an entry far
+larger than any hsbloom writes; a link where a data directory should be. The jar's one parser of entries
+(hsbloom.log.LogJson.parse) refuses each bad value naming its field, and every operation on such an index (SQL
+statements, through Hyperspace) either refuses with CorruptLogError (naming the entry and the fix) or ignores the
+damage, and a victim directory outside the index always survives.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
+from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace, jar
 from hsbloom.errors import CorruptLogError, HsbloomError
 from hsbloom.explain import file_counts
-from hsbloom.index import stored
-from hsbloom.index.log import LogEntry
 
 from healthy_index import NAME, system_path_at
+from jar_log import local_host
 
 # Values no numeric field of an entry may hold: a traversal, an absolute path, a negative, a huge number (in
 # and beyond a Long), a fraction, a bool, containers.
 BAD_NUMBERS = ["0/../../../victim", "/tmp/victim", -1, -5, 10**30, 2**63, 1.5, True, [1], {"a": 1}]
+# The writer of a crafted entry: this host (as the jar names it) and a pid above any Linux's pid_max, so no
+# process has it: a writer that looks dead, whose operation recovery would undo.
+DEAD_PID = 2**22 + 1
+
+
+def layout(spark, constant: str) -> Any:
+    """A constant of the jar's hsbloom.index.Layout (MaxDataVersion, MaxDataParts, ...)."""
+    return getattr(jar.jar_class(spark, "layout"), constant)()
+
+
+def parse(spark, entry: dict) -> Any:
+    """`entry` as the jar reads it: hsbloom.log.LogJson.parse, the one parser of log entries."""
+    return jar.jvm(spark).hsbloom.log.LogJson.parse(json.dumps(entry))
+
+
+def refusal(spark, entry: dict) -> str:
+    """Why the jar refuses `entry`: the message of its IllegalArgumentException (which PySpark raises as its own
+    IllegalArgumentException); fails if it reads the entry."""
+    try:
+        parse(spark, entry)
+    except IllegalArgumentException as exc:
+        return str(exc).splitlines()[0]
+    raise AssertionError("the jar read the entry")
+
+
+Key = str | int  # an object's field, or an array's element
+FieldPath = tuple[Key, ...]
+
+
+def _path(field: str) -> FieldPath:
+    """A dotted field name as a path (a list element as `[0]`)."""
+    return tuple(int(key[1:-1]) if key.startswith("[") else key for key in field.split("."))
+
+
+def dotted(path: FieldPath) -> str:
+    """`path` as a dotted field name (a list element as `[0]`)."""
+    return ".".join(f"[{key}]" if isinstance(key, int) else key for key in path)
+
+
+def jar_name(path: FieldPath) -> str:
+    """How the jar's refusal names the field at `path`: dotted, and "an element of X[.rest]" inside an array."""
+    name = ""
+    for key in path:
+        name = f"an element of {name}" if isinstance(key, int) else f"{name}.{key}" if name else key
+    return name
 
 
 def _entry_json(log_dir: Path) -> dict:
     return json.loads(sorted(log_dir.glob("*.json"))[-1].read_text())
 
 
-def _set(data: dict, path: str, value) -> dict:
-    """`data` with the field at dotted `path` (a list element as `[0]`) set to `value`."""
+def _set(data: dict, field: str | FieldPath, value: Any) -> dict:
+    """`data` with the field at `field` (dotted, a list element as `[0]`, or a path) set to `value`."""
+    keys = _path(field) if isinstance(field, str) else field
     data = json.loads(json.dumps(data))
     node = data
-    keys = path.split(".")
     for key in keys[:-1]:
-        node = node[int(key[1:-1])] if key.startswith("[") else node.setdefault(key, {})
-    last = keys[-1]
-    if last.startswith("["):
-        node[int(last[1:-1])] = value
-    else:
-        node[last] = value
+        node = node[key] if isinstance(key, int) else node.setdefault(key, {})
+    node[keys[-1]] = value
     return data
 
 
@@ -61,52 +104,140 @@ NUMERIC_FIELDS = [
 
 
 @pytest.fixture(scope="module")
-def active_entry(healthy) -> dict:
-    """The healthy index's ACTIVE entry with every optional numeric field filled in, so each can be damaged."""
+def active_entry(spark, healthy) -> dict:
+    """The healthy index's ACTIVE entry as the jar wrote it, with every optional numeric field filled in, so each
+    can be damaged."""
     data = _entry_json(healthy / NAME / "_hsbloom_log")
     data["data_parts"] = [data["data_version"]]
     data["dropped_file_ids"] = [1]
     data["source"]["delta_version"] = 3
     data["pending"] = {"checked_ms": 1, "delta_version": None, "deleted_file_ids": [2],
                        "appended": [{"path": "file:/x/part-0.parquet", "size": 10, "mtime": 1}]}
-    LogEntry.from_json(json.dumps(data))  # valid as filled in
+    parse(spark, data)  # valid as filled in
     return data
 
 
 @pytest.mark.parametrize("field", NUMERIC_FIELDS)
 def test_every_numeric_field_refuses_values_that_are_not_integers_in_range(spark, active_entry, field):
-    """Python's parser and the jar's (which queries use) refuse the same values, naming the field."""
+    """The jar's parser, which every operation and every query reads entries with, refuses each value, naming
+    the field."""
     for value in BAD_NUMBERS:
-        crafted = json.dumps(_set(active_entry, field, value))
-        with pytest.raises(ValueError):
-            LogEntry.from_json(crafted)
-        if not field.startswith(("pending", "summary.num_", "summary.index_bytes", "writer", "timestamp", "data_layout",
-                                 "config")):
-            # the jar reads the fields queries need: these it refuses as well
-            with pytest.raises(Exception, match="must be"):
-                jar.jar_class(spark, "index_log").parse(crafted, NAME)
+        message = refusal(spark, _set(active_entry, field, value))
+        assert f"{jar_name(_path(field))} must be" in message, (value, message)
+
+
+@pytest.fixture(scope="module")
+def complete_entry(spark, active_entry) -> dict:
+    """`active_entry` with every field the jar reads present and not null (the optional ones filled in, the map
+    fields holding an entry, the legacy file list of data layout 3), each a value the jar reads."""
+    data = json.loads(json.dumps(active_entry))
+    data["message"] = "refreshed"
+    data["pending"]["delta_version"] = 4
+    data["config"] |= {"expected_num_items": 1000, "fpp": 0.01, "granularity": "file"}
+    source = data["source"]
+    source |= {"table": "default.events", "user_schema": '{"type":"struct","fields":[]}', "partition_columns": ["p"],
+               "options": {"mergeschema": "false"}, "hashed_options": {"mycustomoption": "6f3a"},
+               "read_facts": source["read_facts"] or {"spark.sql.caseSensitive": "false"},
+               "files": [{"id": 0, "path": "file:/x/part-0.parquet", "size": 10, "mtime": 1}]}
+    data["summary"]["adoption"] = {"adopted_files": 0, "hashed_files": {"no_native_filter": 6}}
+    nulls = [dotted(path) for path, value in _nodes(data) if value is None]
+    assert not nulls, nulls
+    parse(spark, data)
+    return data
+
+
+def _nodes(node: Any, path: FieldPath = ()) -> Iterator[tuple[FieldPath, Any]]:
+    """Every field under `node` (an array's elements too), objects and arrays included, with its path."""
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    for key, child in children:
+        yield (*path, key), child
+        yield from _nodes(child, (*path, key))
+
+
+def _bad_values(value: Any, max_text: int) -> list[Any]:
+    """Values of another JSON type than `value`'s, or out of the range of any field of its type."""
+    if isinstance(value, bool):
+        return ["true", 1, 0, [True]]
+    if isinstance(value, int):
+        return BAD_NUMBERS
+    if isinstance(value, float):  # a probability
+        return [0, 1, 0.0, 1.0, -0.5, 1.5, 10**30, "0.01", True, [0.01]]
+    if isinstance(value, str):
+        return [7, 0.5, True, ["x"], {"x": "y"}, "x" * (max_text + 1)]
+    if isinstance(value, list):
+        return ["x", 7, {"x": 1}]
+    return ["x", 7, [value]]  # an object
+
+
+# Values of the right type that a field must not hold either, and how the jar names the field then.
+SEMANTIC: dict[str, tuple[list[Any], str]] = {
+    "log_format": ([0, 2, "1"], "log format"),
+    "state": (["ACTIV", "active", ""], "state must be one of CREATING, ACTIVE"),
+    "source.format": (["text", "", "org.apache.spark.sql.execution.datasources.v2.text.TextDataSourceV2"],
+                      "source.format must be one of parquet, orc, csv, json, delta"),
+    "config.index_name": (["..", "a/b", "", ".hidden", "x" * 129], "config: index_name"),
+    "config.indexed_columns": ([[], ["id", "id"]], "config: indexed_columns"),
+    "config.indexed_columns.[0]": ([""], "config: indexed_columns must hold non-empty strings"),
+    "config.expected_num_items": ([0], "config: expected_num_items must be positive"),
+    "config.granularity": (["rows", "FILE"], "config: granularity must be one of 'file', 'row_group'"),
+    "data_version": ([2**31 - 1], "data_version must be an integer from 0 to 2147483646"),
+    "data_layout": ([1001], "data_layout must be an integer from 0 to 1000"),
+    "writer.pid": ([2**31], "writer.pid must be an integer from 0 to 2147483647"),
+    "dropped_file_ids.[0]": ([2**31], "an element of dropped_file_ids must be an integer from 0 to 2147483647"),
+}
+
+
+def test_the_jar_refuses_every_bad_value_of_every_field_it_reads(spark, complete_entry):
+    """Every field of an entry (each one the jar writes, and the legacy file list it still reads), set to a value
+    of another JSON type, out of range, or of the right type but meaningless, is refused by the one parser, naming
+    the field (or, for the config, what BFIndexConfig refuses), and never read as something else."""
+    max_text = int(jar.jvm(spark).hsbloom.log.LogJson.MaxText())
+    wrong: list[tuple[str, Any, str]] = []  # (field, value, what the jar said)
+    fields = list(_nodes(complete_entry))
+    for path, value in fields:
+        needle = "log format" if path == ("log_format",) else f"{jar_name(path)} must be"
+        extra, extra_needle = SEMANTIC.get(dotted(path), ([], needle))
+        for bad, expected in [(v, needle) for v in _bad_values(value, max_text)] + [(v, extra_needle) for v in extra]:
+            try:
+                message = refusal(spark, _set(complete_entry, path, bad))
+            except AssertionError as exc:
+                message = str(exc)
+            if expected not in message:
+                shown = bad if not isinstance(bad, str) or len(bad) < 100 else "<long text>"
+                wrong.append((dotted(path), shown, message))
+    unknown = refusal(spark, _set(complete_entry, "config.bloom", 1))
+    assert "unknown config fields bloom" in unknown, unknown
+    assert not wrong, "\n".join(map(str, wrong))
+    # What was checked: every field, of the entry, its writer, config, source, summary and pending changes.
+    paths = {path for path, _ in fields}
+    assert {_path(field) for field in SEMANTIC} <= paths
+    assert {_path(f) for f in (
+        "id", "writer.pid", "config.fpp", "config.global_filter", "source.read_facts", "source.files.[0].mtime",
+        "summary.columns.id.num_nulls", "summary.adoption.hashed_files.no_native_filter", "pending.appended.[0].path",
+        "message", "hsbloom_version", "data_path",
+    )} <= paths, sorted(map(dotted, paths))
+    assert len(fields) >= 70, len(fields)
 
 
 def test_a_format_that_is_not_one_hsbloom_indexes_is_never_a_class_to_load(spark, active_entry):
-    for fmt in ("org.apache.spark.sql.execution.datasources.v2.text.TextDataSourceV2", "text", "", 7):
-        crafted = json.dumps(_set(active_entry, "source.format", fmt))
-        with pytest.raises(ValueError, match="source.format must be one of parquet, orc, csv, json, delta"):
-            LogEntry.from_json(crafted)
-        with pytest.raises(Exception, match="source.format must be (one of|a string)"):
-            jar.jar_class(spark, "index_log").parse(crafted, NAME)
+    for fmt in ("org.apache.spark.sql.execution.datasources.v2.text.TextDataSourceV2", "text", ""):
+        message = refusal(spark, _set(active_entry, "source.format", fmt))
+        assert "source.format must be one of parquet, orc, csv, json, delta" in message, message
+    assert "source.format must be a string" in refusal(spark, _set(active_entry, "source.format", 7))
 
 
-def test_data_parts_must_be_distinct_bounded_and_end_with_the_version(active_entry):
+def test_data_parts_must_be_distinct_bounded_and_end_with_the_version(spark, active_entry):
     version = active_entry["data_version"]
-    for parts in ([version, version], [version + 1], list(range(stored.MAX_DATA_PARTS)) + [version]):
-        with pytest.raises(ValueError, match="data_parts"):
-            LogEntry.from_json(json.dumps(active_entry | {"data_parts": parts}))
+    for parts in ([version, version], [version + 1], list(range(layout(spark, "MaxDataParts"))) + [version]):
+        assert "data_parts" in refusal(spark, active_entry | {"data_parts": parts})
 
 
-def test_the_largest_version_still_leaves_room_for_the_next(active_entry):
-    assert LogEntry.from_json(json.dumps(active_entry | {"data_version": stored.MAX_DATA_VERSION, "data_parts": None}))
-    with pytest.raises(ValueError, match="data_version must be an integer from 0 to 2147483646"):
-        LogEntry.from_json(json.dumps(active_entry | {"data_version": stored.MAX_DATA_VERSION + 1}))
+def test_the_largest_version_still_leaves_room_for_the_next(spark, active_entry):
+    largest = layout(spark, "MaxDataVersion")
+    assert largest == 2**31 - 2
+    assert parse(spark, active_entry | {"data_version": largest, "data_parts": None}).dataVersion().get() == largest
+    message = refusal(spark, active_entry | {"data_version": largest + 1})
+    assert "data_version must be an integer from 0 to 2147483646" in message
 
 
 # --- every operation against a crafted entry, with a victim outside the index --------------------------------
@@ -157,7 +288,7 @@ def test_no_operation_follows_a_traversal_in_a_crafted_entry(spark, copy, source
     log_dir = copy / NAME / "_hsbloom_log"
     crafted = _entry_json(log_dir) | {
         "state": state, "data_version": "0/../../../victim", "data_parts": ["0/../../../victim"],
-        "writer": {"host": socket.gethostname(), "pid": 2**22 + 1, "operation_id": "x"},
+        "writer": {"host": local_host(spark), "pid": DEAD_PID, "operation_id": "x"},
     }
     entry_path = _append_raw(log_dir, crafted)
     assert (copy / NAME / "v__=0" / ".." / ".." / ".." / "victim").resolve() == victim.resolve()
@@ -190,7 +321,7 @@ def test_a_link_where_a_data_directory_should_be_is_removed_as_a_link(spark, cop
     log_dir = copy / NAME / "_hsbloom_log"
     _append_raw(log_dir, _entry_json(log_dir) | {
         "state": "REFRESHING", "data_version": 42, "data_parts": None,
-        "writer": {"host": socket.gethostname(), "pid": 2**22 + 1, "operation_id": "x"},
+        "writer": {"host": local_host(spark), "pid": DEAD_PID, "operation_id": "x"},
     })
     os.symlink(victim, copy / NAME / "v__=42")
     with system_path_at(spark, copy):
@@ -221,24 +352,16 @@ def test_an_index_directory_that_is_a_link_is_refused_for_deletes(spark, copy, v
 
 def test_an_entry_larger_than_any_hsbloom_writes_is_damage_not_read_whole(spark, copy):
     log_dir = copy / NAME / "_hsbloom_log"
-    data = _entry_json(log_dir) | {"message": "x" * (stored.MAX_LOG_ENTRY_BYTES + 1)}
+    largest = layout(spark, "MaxLogEntryBytes")
+    data = _entry_json(log_dir) | {"message": "x" * (largest + 1)}
     path = _append_raw(log_dir, data)
     with system_path_at(spark, copy):
         hs = Hyperspace(spark)
         # Readers skip a newest entry they cannot read (it may be mid-write): the index is still listed and used.
         assert hs.index(NAME).log_id == int(path.name[:-5]) - 1
         assert [r.name for r in hs.indexes().collect()] == [NAME]
-        with pytest.raises(CorruptLogError, match=f"{path.name} is larger than {stored.MAX_LOG_ENTRY_BYTES} bytes"):
+        with pytest.raises(CorruptLogError, match=f"{path.name} is larger than {largest} bytes"):
             hs.delete_index(NAME)
-
-
-def test_python_and_the_jar_share_the_bounds(spark):
-    names = json.loads(jar.jar_class(spark, "layout").json())
-    assert names["max_data_version"] == stored.MAX_DATA_VERSION
-    assert names["max_file_id"] == stored.MAX_FILE_ID
-    assert names["max_data_parts"] == stored.MAX_DATA_PARTS
-    assert names["max_log_entry_bytes"] == stored.MAX_LOG_ENTRY_BYTES
-    assert tuple(names["source_formats"]) == stored.SOURCE_FORMATS
 
 
 # --- secrets ---------------------------------------------------------------------------------------------------

@@ -2,11 +2,13 @@
 error naming the concurrent operation and what to do, nothing of the losers is written, and the index stays
 correct and usable (docs/design/log.md).
 
-The writers are threads of this process on its SparkSession: they reach the log through the same storage
-protocol as separate processes (create-if-absent of the next entry). Each runs the operation to the point of
-writing its transient entry and waits there for the others, so all of them try to write the same entry id:
-the race is on that write, every time, not on who happens to start first. (A race of two processes is in
-test_index_management.py.) Uses the healthy index of tests/healthy_index.py, on copies.
+The writers are threads of this process on its SparkSession (each Python thread runs its statements on a JVM
+thread of its own, PySpark's pinned-thread mode): they reach the log through the same storage protocol as
+separate processes (create-if-absent of the next entry). Each runs the operation to the point of writing its
+transient entry and waits there for the others (the jar's test seam hsbloom.log.LogSteps.raceBeforeTransient),
+so all of them try to write the same entry id: the race is on that write, every time, not on who happens to
+start first. (A race of two processes is in test_index_management.py.) Uses the healthy index of
+tests/healthy_index.py, on copies.
 """
 
 from __future__ import annotations
@@ -23,40 +25,32 @@ import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import ConcurrentOperationError, IndexNotFoundError
 from hsbloom.explain import files_read
-from hsbloom.index.log import OperationLog
 from healthy_index import NAME, NUM_FILES, lookup_rows, system_path_at
+from jar_log import log_steps
 from test_crash_steps import appended_file, log_of, versions
 
 
-def race(calls: list[Callable[[], Any]], monkeypatch) -> list[Any]:
-    """Run each call on its own thread; each waits, right before writing its operation's transient log entry,
-    until all are there. Returns each call's result or exception."""
-    arrived = threading.Barrier(len(calls), timeout=300)
-    racing = threading.local()
-    append = OperationLog.append
-
-    def append_together(self, previous, entry):
-        if getattr(racing, "first", False) and not entry.state.is_stable:
-            racing.first = False
-            arrived.wait()
-        return append(self, previous, entry)
-
+def race(spark, calls: list[Callable[[], Any]]) -> list[Any]:
+    """Run each call on its own thread; each waits in the jar, right before writing its operation's transient log
+    entry, until all are there. Returns each call's result or exception."""
     outcomes: list[Any] = [None] * len(calls)
 
     def run(slot: int) -> None:
-        racing.first = True
         try:
             outcomes[slot] = calls[slot]()
         except BaseException as exc:  # noqa: BLE001 - the test judges it
             outcomes[slot] = exc
 
-    monkeypatch.setattr(OperationLog, "append", append_together)
-    threads = [threading.Thread(target=run, args=(slot,)) for slot in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    monkeypatch.undo()
+    steps = log_steps(spark)
+    steps.raceBeforeTransient(len(calls))
+    try:
+        threads = [threading.Thread(target=run, args=(slot,)) for slot in range(len(calls))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        steps.clear()
     return outcomes
 
 
@@ -103,7 +97,7 @@ RACES: dict[str, tuple[Callable[[Hyperspace, Path], Any], Callable[[Hyperspace, 
 @pytest.mark.parametrize("writers", [2, 4])
 @pytest.mark.parametrize("operation", sorted(RACES))
 def test_writers_racing_on_an_operation_one_wins_and_the_index_stays_usable(
-    spark, source, copy, tmp_path, monkeypatch, operation, writers
+    spark, source, copy, tmp_path, operation, writers
 ):
     prepare, call, last_states, data_after, read_for_7 = RACES[operation]
     creating, refreshing = operation == "create", operation.endswith("refresh")
@@ -116,7 +110,7 @@ def test_writers_racing_on_an_operation_one_wins_and_the_index_stays_usable(
         expected = lookup_rows(spark, source)
         df = spark.read.parquet(source)
 
-        outcomes = race([lambda: call(hs, df)] * writers, monkeypatch)
+        outcomes = race(spark, [lambda: call(hs, df)] * writers)
 
         losers = [o for o in outcomes if isinstance(o, BaseException)]
         assert len(losers) == writers - 1, outcomes  # exactly one wins ...
