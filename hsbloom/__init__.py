@@ -9,6 +9,7 @@ then turn acceleration on with `hsbloom.enable(spark)`. On Spark Connect, the se
 from hsbloom.config import BFIndexConfig
 from hsbloom.connect import ConnectServer, connect_server_command, start_connect_server
 from hsbloom.hyperspace import Hyperspace
+from hsbloom.launch import spark_sql_command
 from hsbloom.results import IndexInfo, RefreshResult, VerifyResult
 from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
 from hsbloom.session_checks import HsbloomSessionError
@@ -29,5 +30,6 @@ __all__ = [
     "disable",
     "enable",
     "is_enabled",
+    "spark_sql_command",
     "start_connect_server",
 ]

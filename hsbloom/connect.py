@@ -21,15 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hsbloom.errors import InvalidArgumentError
-from hsbloom.session import (
-    DELTA_CATALOG_CLASS,
-    DELTA_EXTENSION_CLASS,
-    EXTENSION_CLASS,
-    _merged,
-    check_jar,
-    default_jar_path,
-    delta_maven_coordinate,
-)
+from hsbloom.launch import check_master_and_conf, hsbloom_flags, spark_home
 from hsbloom.session_checks import HsbloomSessionError
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -42,23 +34,11 @@ _LOG_TAIL_LINES = 40
 _ARGUMENT_CONFS = {PORT_CONF: "port", "spark.master": "master"}
 
 
-def spark_home() -> Path:
-    """The Spark that pyspark ships (its bin/spark-submit and jars/, the Connect server's among them)."""
-    import pyspark
-
-    return Path(pyspark.__file__).resolve().parent
-
-
 def _check_arguments(port: int, master: str, conf: dict[str, str]) -> None:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise InvalidArgumentError(f"port must be an int from 1 to 65535, not {port!r}")
-    if not isinstance(master, str) or not master.strip():
-        raise InvalidArgumentError(f"master must be a Spark master URL such as 'local[*]', not {master!r}")
-    for key, value in conf.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise InvalidArgumentError(
-                f"conf maps setting names to string values; got {key!r}: {value!r} (write the value as a string)"
-            )
+    check_master_and_conf(master, conf)
+    for key in conf:
         if key in _ARGUMENT_CONFS:
             raise InvalidArgumentError(
                 f"conf sets {key}, which connect_server_command sets from its {_ARGUMENT_CONFS[key]}= argument: "
@@ -82,26 +62,8 @@ def connect_server_command(
     """
     conf = dict(conf or {})
     _check_arguments(port, master, conf)
-    jar_path = Path(jar) if jar is not None else default_jar_path()
-    check_jar(jar_path)
-    extensions = [EXTENSION_CLASS] + ([DELTA_EXTENSION_CLASS] if delta else [])
-    classpath = _merged(conf.pop("spark.driver.extraClassPath", None), str(jar_path.resolve()), separator=os.pathsep)
-    packages = _merged(conf.pop("spark.jars.packages", None), *([delta_maven_coordinate()] if delta else []))
-    settings = {
-        ADDRESS_CONF: HOST,
-        PORT_CONF: str(port),
-        "spark.sql.extensions": _merged(conf.pop("spark.sql.extensions", None), *extensions),
-    }
-    if delta:
-        settings["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG_CLASS
-    settings.update(conf)
-    argv = [str(spark_home() / "bin" / "spark-submit"), "--class", SERVER_CLASS]
-    argv += ["--name", "hsbloom Spark Connect server", "--master", master, "--driver-class-path", classpath]
-    if packages:
-        argv += ["--packages", packages]
-    for key, value in settings.items():
-        argv += ["--conf", f"{key}={value}"]
-    return argv
+    head = [str(spark_home() / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--name", "hsbloom Spark Connect server"]
+    return head + hsbloom_flags(delta, jar, master, conf, {ADDRESS_CONF: HOST, PORT_CONF: str(port)})
 
 
 class ConnectServer:

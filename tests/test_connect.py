@@ -359,3 +359,16 @@ def test_a_connect_program_made_the_usual_way_enables_hsbloom(connect_server, tm
                             timeout=300, env=env)
     assert "RESULT True [3, 30]" in result.stdout, result.stderr[-3000:]
     assert result.returncode == 0
+
+
+def test_the_connect_quickstart_runs_as_written(connect_server):
+    """examples/connect_quickstart.py against this file's server (its own start is the one the tests above check)."""
+    from conftest import ROOT
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "connect_quickstart.py"), "--remote", connect_server.url],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "lookup: 1 row; files read with hsbloom off: 16, on: 1" in done.stdout, done.stdout[-3000:]
+    assert "built 2 appended files" in done.stdout and "healthy" in done.stdout
+

@@ -130,25 +130,3 @@ def test_jar_for_another_spark_fails_session_start_in_the_jvm(tmp_path):
     assert "SESSION STARTED" not in output
     assert result.returncode != 0
     assert "was built for Spark 3.5.0 but this session runs Spark 4." in output
-
-
-def test_py4j_replies_on_every_thread_get_nagle_turned_off(spark):
-    """Each Python thread has its own py4j socket; hsbloom turns Nagle off on each, and long replies stay whole.
-
-    (Without it, every reply over 8 KiB stalls about 40 ms: see hsbloom.Py4jSocket. The speed is measured in
-    bench/refresh.py, not here.)
-    """
-    import threading
-
-    results: dict[str, object] = {}
-
-    def on_new_thread() -> None:
-        results["nodelay"] = jar.fast_jvm_replies(spark)
-        text = "é" * 50_000 + "x" * 30_001
-        results["echo"] = spark._jvm.java.lang.StringBuilder(text).toString() == text
-
-    worker = threading.Thread(target=on_new_thread)
-    worker.start()
-    worker.join()
-    assert results == {"nodelay": True, "echo": True}
-    assert jar.fast_jvm_replies(spark) is True

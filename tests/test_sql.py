@@ -15,27 +15,22 @@ from pathlib import Path
 
 import pytest
 
-from hsbloom import session
-from standalone_cluster import SPARK_HOME
+import hsbloom
+from conftest import ROOT, TEST_SETTINGS
 
 
 def run_script(tmp_path: Path, script: str, ignore_errors: bool = False) -> tuple[dict[str, list[list[str]]], str]:
     """Run `script` in one spark-sql shell with hsbloom and Delta; (output rows by step, stderr)."""
     path = tmp_path / "script.sql"
     path.write_text(script)
-    extensions = f"{session.EXTENSION_CLASS},{session.DELTA_EXTENSION_CLASS}"
-    command = [
-        str(SPARK_HOME / "bin" / "spark-sql"), "-S", "--master", "local[2]",
-        "--driver-class-path", str(session.default_jar_path().resolve()),
-        "--packages", session.delta_maven_coordinate(),
-        "--conf", f"spark.sql.extensions={extensions}",
-        "--conf", f"spark.sql.catalog.spark_catalog={session.DELTA_CATALOG_CLASS}",
-        "--conf", f"spark.sql.warehouse.dir={tmp_path / 'warehouse'}",
-        "--conf", f"spark.hsbloom.system.path={tmp_path / 'indexes'}",
-        "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
-        "--conf", "spark.databricks.delta.snapshotPartitions=2",
-        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={tmp_path / 'derby'}",
-    ] + (["--hiveconf", "hive.cli.errors.ignore=true"] if ignore_errors else []) + ["-f", str(path)]
+    conf = {
+        **TEST_SETTINGS,
+        "spark.sql.warehouse.dir": str(tmp_path / "warehouse"),
+        "spark.hsbloom.system.path": str(tmp_path / "indexes"),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={tmp_path / 'derby'}",
+    }
+    command = hsbloom.spark_sql_command(delta=True, master="local[2]", conf=conf) + ["-S"]
+    command += (["--hiveconf", "hive.cli.errors.ignore=true"] if ignore_errors else []) + ["-f", str(path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     if not ignore_errors:
         assert done.returncode == 0, done.stderr[-4000:]
@@ -116,6 +111,13 @@ CREATE BLOOMFILTER INDEX `paths.ids` ON parquet.`{events}` (id) OPTIONS (granula
 SELECT 'MARK', 'delta';
 SHOW BLOOMFILTER INDEXES;
 """
+
+
+def test_the_sql_quickstart_runs_as_written(tmp_path):
+    steps, _ = run_script(tmp_path, (ROOT / "examples" / "sql_quickstart.sql").read_text())
+    output = "\n".join("\t".join(row) for row in steps["start"])
+    assert "quickstart_ids\t[\"user_id\"]\tACTIVE" in output
+    assert "16 files -> 1" in output and "18 files -> 1" in output  # the lookup; after the refreshes
 
 
 def test_every_statement_through_the_spark_sql_shell(tmp_path):

@@ -26,7 +26,6 @@ package hsbloom
  *    `private[spark]` access only inside `org.apache.spark`.
  *  - `JarObjectInput`: Java deserialization that resolves classes with the
  *    jar's class loader.
- *  - `Py4jSocket`: reflection into the JDK's `Thread` to reach py4j's socket.
  *  - `Datasets`: the DataFrame of a logical plan (`classic.Dataset.ofRows`), for
  *    the query of `EXPLAIN BLOOMFILTER`. Declared in `org.apache.spark.sql.hsbloom`
  *    (its file is in this folder), since Spark keeps `ofRows` `private[sql]`.
