@@ -23,6 +23,7 @@ class HyperspaceSuite extends AnyFunSuite with BeforeAndAfterAll {
     .config("spark.sql.extensions", classOf[HsbloomExtension].getName)
     .config("spark.sql.warehouse.dir", root.resolve("warehouse").toString)
     .config("spark.hsbloom.system.path", root.resolve("indexes").toString)
+    .config("spark.hadoop.fs.denied.impl", classOf[DeniedLocalFileSystem].getName)
     .getOrCreate()
     .tap(_.sparkContext.setLogLevel("WARN"))
 
@@ -100,8 +101,33 @@ class HyperspaceSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(hs.indexes().count() == 1)
   }
 
+  test("an index whose log this user may not read is left out of the listing, not an error") {
+    val hs = new Hyperspace(spark)
+    val path = table("closed", 0, 100, 2)
+    val system = root.resolve("closed-system").toString
+    spark.conf.set("spark.hsbloom.system.path", system)
+    try {
+      hs.createIndex(spark.read.parquet(path), BFIndexConfig("open_ids", Seq("id")))
+      hs.createIndex(spark.read.parquet(path), BFIndexConfig("closed_ids", Seq("id")))
+      spark.conf.set("spark.hsbloom.system.path", s"denied://$system")
+      assert(hs.indexes().collect().map(_.getString(0)).toSeq == Seq("open_ids"))
+    } finally spark.conf.set("spark.hsbloom.system.path", root.resolve("indexes").toString)
+  }
+
   test("a Java caller builds the config step by step") {
     val config = BFIndexConfig.of("java_ids", "id", "s").withFpp(0.001).withGlobalFilter(false)
     assert(config.indexedColumns == Seq("id", "s") && config.fpp.contains(0.001) && !config.globalFilter)
   }
 }
+
+/** The local file system under the scheme `denied:`, refusing this user the log of any index named `closed_*`. */
+class DeniedLocalFileSystem extends org.apache.hadoop.fs.RawLocalFileSystem {
+  override def getUri: java.net.URI = java.net.URI.create("denied:///")
+  override def listStatus(p: org.apache.hadoop.fs.Path): Array[org.apache.hadoop.fs.FileStatus] = {
+    if (p.getParent != null && p.getParent.getName.startsWith("closed_")) {
+      throw new org.apache.hadoop.security.AccessControlException(s"Permission denied: $p")
+    }
+    super.listStatus(p)
+  }
+}
+

@@ -46,15 +46,26 @@ object IndexDescriptions {
       catch { case _: FileNotFoundException => Nil }
     val rows = names.flatMap { name =>
       scala.util.Try(IndexContext.open(spark, name)).toOption.flatMap { ctx => // not a directory hsbloom made
-        latest(ctx) match {
+        try latest(ctx) match {
           case (None, problems) if problems.nonEmpty => Some(IndexInfo.unreadableRow(name, problems))
           case (Some(e), problems) if e.state != State.DoesNotExist && e.config.isDefined =>
             Some(IndexInfo.listingRow(info(ctx, e, problems)))
           case _ => None
+        } catch {
+          // The index of a table this user cannot read is closed to this user too (docs/security.md): not listed.
+          case e: java.io.IOException if deniedAccess(e) => None
         }
       }
     }
     spark.createDataFrame(java.util.Arrays.asList(rows: _*), IndexInfo.listingSchema)
+  }
+
+  /** Whether `e` (or a cause) says the file system refused this user access. */
+  private def deniedAccess(e: Throwable): Boolean = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).exists {
+    case _: org.apache.hadoop.security.AccessControlException | _: java.nio.file.AccessDeniedException => true
+    case r: org.apache.hadoop.ipc.RemoteException =>
+      r.getClassName == classOf[org.apache.hadoop.security.AccessControlException].getName
+    case _ => false
   }
 
   private def info(ctx: IndexContext, e: LogEntry, logDamage: Seq[String]): IndexInfo = {
