@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from pyspark.sql import SparkSession
 
 import hsbloom
+import hsbloom.settings
 
 
 def files_read(df) -> int:  # noqa: ANN001 - a Connect DataFrame
@@ -33,7 +34,7 @@ def main() -> None:
     with ExitStack() as stack:
         url = args.remote or stack.enter_context(hsbloom.start_connect_server(port=15002)).url
         spark = SparkSession.builder.remote(url).getOrCreate()
-        spark.conf.set("spark.hsbloom.system.path", f"{work}/indexes")
+        spark.conf.set(hsbloom.settings.SYSTEM_PATH, f"{work}/indexes")
         events = f"{work}/events"
         spark.range(0, 400_000, numPartitions=16).selectExpr("xxhash64(id) AS user_id", "id AS seq") \
             .write.parquet(events)

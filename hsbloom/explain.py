@@ -21,6 +21,15 @@ def explain_string(df: Any) -> str:
     return "\n".join(lines)
 
 
+def run_explained_string(spark: Any, statement: str) -> str:
+    """What `Hyperspace(spark).run_explained(statement)` prints (it runs the statement)."""
+    from hsbloom.hyperspace import Hyperspace
+
+    lines: list[str] = []
+    Hyperspace(spark).run_explained(statement, redirect_func=lines.append)
+    return "\n".join(lines)
+
+
 def forget_index_listing(spark: Any) -> None:
     """Make the next query re-read which indexes are ACTIVE (the JVM caches it; docs/pruning.md). Every index
     operation does this itself; tests that change an index behind hsbloom's back need it."""
