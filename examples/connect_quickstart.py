@@ -43,7 +43,7 @@ def main() -> None:
         hs.create_index(spark.read.parquet(events), hsbloom.BFIndexConfig("connect_ids", ["user_id"]))
         hs.indexes().show(truncate=False)
 
-        lookup = spark.read.parquet(events).where("user_id = xxhash64(4242)")
+        lookup = spark.read.parquet(events).where("user_id = xxhash64(4242L)")
         hsbloom.disable(spark)
         off = files_read(lookup)
         hsbloom.enable(spark)

@@ -18,14 +18,14 @@ SHOW BLOOMFILTER INDEXES;
 
 -- Queries use the index once hsbloom is on: the plan and the files it keeps.
 SET spark.hsbloom.enabled = true;
-EXPLAIN BLOOMFILTER SELECT * FROM quickstart_events WHERE user_id = xxhash64(4242);
-SELECT * FROM quickstart_events WHERE user_id = xxhash64(4242);
+EXPLAIN BLOOMFILTER SELECT * FROM quickstart_events WHERE user_id = xxhash64(4242L);
+SELECT * FROM quickstart_events WHERE user_id = xxhash64(4242L);
 
 -- New files: a quick refresh records them (queries read them), an incremental one indexes them.
 INSERT INTO quickstart_events SELECT xxhash64(id), id FROM range(200000, 201000, 1, 2);
 REFRESH BLOOMFILTER INDEX quickstart_ids QUICK;
 REFRESH BLOOMFILTER INDEX quickstart_ids INCREMENTAL;
-EXPLAIN BLOOMFILTER ANALYZE SELECT count(*) FROM quickstart_events WHERE user_id = xxhash64(200500);
+EXPLAIN BLOOMFILTER ANALYZE SELECT count(*) FROM quickstart_events WHERE user_id = xxhash64(200500L);
 
 -- Everything about the index, and a full check of what it holds.
 DESCRIBE BLOOMFILTER INDEX quickstart_ids;
