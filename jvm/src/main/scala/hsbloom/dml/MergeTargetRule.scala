@@ -1,18 +1,16 @@
 package hsbloom.dml
 
-import scala.util.control.NonFatal
-
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, Expression, InputFileBlockLength, InputFileBlockStart, InputFileName, MonotonicallyIncreasingID, Nondeterministic}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
-import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.conf.HsbloomConf
 import hsbloom.join.{BuildSide, JoinCostModel, JoinDecisions, JoinKeys, JoinPrunedFileIndex}
 import hsbloom.pruning.FilePruningRule
+import hsbloom.rules.GuardedRule
 import hsbloom.shim.{Delta, FileRelation}
 
 /**
@@ -35,22 +33,21 @@ import hsbloom.shim.{Delta, FileRelation}
  * waiting for) and where the source gives the same rows on every read
  * (`MergeSource`). Every decision is logged and recorded for explain
  * (`JoinDecisions`). Runs once per query, as a pre-CBO rule; plans without a
- * scan of a Delta file list cost one walk.
+ * scan of a Delta file list cost one walk. Any failure leaves the plan as it
+ * was (`GuardedRule`).
  */
-class MergeTargetRule(session: SparkSession) extends Rule[LogicalPlan] {
+class MergeTargetRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
   import MergeTargetRule._
 
-  override def apply(plan: LogicalPlan): LogicalPlan = {
-    if (!FilePruningRule.isEnabled(session) || !HsbloomConf.JoinEnabled.get(session)) return plan
+  override protected def enabled: Boolean =
+    FilePruningRule.isEnabled(session) && HsbloomConf.JoinEnabled.get(session)
+  override protected def failing: String = "Delta MERGE target pruning"
+
+  override protected def rewritePlan(plan: LogicalPlan): LogicalPlan = {
     val candidate = plan.exists { case j: Join => j.condition.isDefined; case _ => false } &&
       plan.exists { case FileRelation(_, fs, _, false) => Delta.isBatchIndex(fs.location); case _ => false }
     if (!candidate || IndexCatalog.activeIndexes(session).isEmpty) return plan
-    try plan.transformUp { case j: Join if j.condition.isDefined => rewrite(j) }
-    catch {
-      case NonFatal(e) =>
-        logWarning(s"hsbloom: Delta MERGE target pruning failed, plan left unchanged: $e")
-        plan
-    }
+    plan.transformUp { case j: Join if j.condition.isDefined => rewrite(j) }
   }
 
   private def rewrite(j: Join): LogicalPlan = {

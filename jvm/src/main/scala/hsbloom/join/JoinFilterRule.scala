@@ -1,12 +1,9 @@
 package hsbloom.join
 
-import scala.util.control.NonFatal
-
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, ExprId, Expression, IsNotNull}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
-import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.internal.SQLConf
 
@@ -14,6 +11,7 @@ import hsbloom.catalog.IndexCatalog
 import hsbloom.index.{GlobalFilterContains, GlobalFilterRef}
 import hsbloom.log.ColumnSummary
 import hsbloom.pruning.FilePruningRule
+import hsbloom.rules.GuardedRule
 import hsbloom.shim.FileSources
 import hsbloom.conf.HsbloomConf
 
@@ -39,22 +37,21 @@ import hsbloom.conf.HsbloomConf
  * indexes, is left after one walk of the plan.
  *
  * Runs once, as a pre-CBO rule: after the operator optimizations have pushed
- * filters down, before Spark's own runtime filters are injected.
+ * filters down, before Spark's own runtime filters are injected. Any failure
+ * leaves the plan as it was (`GuardedRule`).
  */
-class JoinFilterRule(session: SparkSession) extends Rule[LogicalPlan] {
+class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
   import JoinFilterRule._
 
-  override def apply(plan: LogicalPlan): LogicalPlan = {
-    if (!FilePruningRule.isEnabled(session) || !HsbloomConf.JoinEnabled.get(session)) return plan
+  override protected def enabled: Boolean =
+    FilePruningRule.isEnabled(session) && HsbloomConf.JoinEnabled.get(session)
+  override protected def failing: String = "join filter rule"
+
+  override protected def rewritePlan(plan: LogicalPlan): LogicalPlan = {
     // A query without an equi-join, or a session without indexes, costs one walk of the plan.
     if (!plan.exists { case j: Join => j.condition.isDefined; case _ => false }) return plan
     if (IndexCatalog.activeIndexes(session).isEmpty) return plan
-    try plan.transformUp { case j: Join if j.condition.isDefined => rewrite(j) }
-    catch {
-      case NonFatal(e) =>
-        logWarning(s"hsbloom: join filter rule failed, plan left unchanged: $e")
-        plan
-    }
+    plan.transformUp { case j: Join if j.condition.isDefined => rewrite(j) }
   }
 
   private def rewrite(j: Join): LogicalPlan = {

@@ -1,14 +1,11 @@
 package hsbloom.pruning
 
-import scala.util.control.NonFatal
-
-import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
-import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
 
 import hsbloom.catalog.IndexCatalog
+import hsbloom.rules.GuardedRule
 import hsbloom.shim.Delta
 
 /**
@@ -31,18 +28,12 @@ import hsbloom.shim.Delta
  * The scans Delta's DML commands run over a fixed list of files are pruned
  * the same way, by their own filters (docs/design/dml.md).
  */
-class DeltaScanPruningRule(session: SparkSession) extends Rule[SparkPlan] with Logging {
-  override def apply(plan: SparkPlan): SparkPlan = {
-    if (!FilePruningRule.isEnabled(session)) return plan
-    try {
-      plan.transformUp {
-        case scan: FileSourceScanExec if DeltaScanPruningRule.isPinnedDeltaScan(scan) => prune(scan)
-      }
-    } catch {
-      case NonFatal(e) =>
-        logWarning(s"hsbloom: Delta file pruning failed, plan left unchanged: $e")
-        plan
-    }
+class DeltaScanPruningRule(session: SparkSession) extends GuardedRule[SparkPlan] {
+  override protected def enabled: Boolean = FilePruningRule.isEnabled(session)
+  override protected def failing: String = "Delta file pruning"
+
+  override protected def rewritePlan(plan: SparkPlan): SparkPlan = plan.transformUp {
+    case scan: FileSourceScanExec if DeltaScanPruningRule.isPinnedDeltaScan(scan) => prune(scan)
   }
 
   private def prune(scan: FileSourceScanExec): SparkPlan = {
@@ -55,15 +46,9 @@ class DeltaScanPruningRule(session: SparkSession) extends Rule[SparkPlan] with L
 }
 
 object DeltaScanPruningRule {
-  /**
-   * Registered as the "pre columnar transitions" step, the hook Spark applies
-   * to every physical plan it is about to run, with and without adaptive
-   * execution (for each query stage there).
-   */
-  def asColumnarRule(session: SparkSession): ColumnarRule = new ColumnarRule {
-    private val rule = new DeltaScanPruningRule(session)
-    override def preColumnarTransitions: Rule[SparkPlan] = rule
-  }
+  /** Registered as a "pre columnar transitions" step: it runs on every physical plan about to execute. */
+  def asColumnarRule(session: SparkSession): ColumnarRule =
+    GuardedRule.beforeColumnarTransitions(new DeltaScanPruningRule(session))
 
   /**
    * A scan of one Delta snapshot as Delta prepared it: a query's (pinned

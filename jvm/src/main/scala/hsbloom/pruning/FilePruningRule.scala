@@ -1,16 +1,14 @@
 package hsbloom.pruning
 
-import scala.util.control.NonFatal
-
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.AttributeSet
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
-import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 
 import hsbloom.catalog.IndexCatalog
-import hsbloom.shim.{Delta, FileRelation}
 import hsbloom.conf.HsbloomConf
+import hsbloom.rules.GuardedRule
+import hsbloom.shim.{Delta, FileRelation}
 
 /**
  * Gives a filtered file relation that an ACTIVE index covers a file listing
@@ -26,22 +24,16 @@ import hsbloom.conf.HsbloomConf
  * behind a foreign FileIndex, deleted rows would come back. `DeltaScanPruningRule`
  * prunes Delta scans on the physical plan instead (docs/pruning.md).
  * Active only while `spark.hsbloom.enabled` is true; any failure here leaves
- * the plan as it was.
+ * the plan as it was (`GuardedRule`).
  */
-class FilePruningRule(session: SparkSession) extends Rule[LogicalPlan] {
-  override def apply(plan: LogicalPlan): LogicalPlan = {
-    if (!FilePruningRule.isEnabled(session)) return plan
-    try {
-      plan.transformDown {
-        case f @ Filter(condition, child) =>
-          val rewritten = withPrunedRelation(child, condition.references)
-          if (rewritten eq child) f else f.copy(child = rewritten)
-      }
-    } catch {
-      case NonFatal(e) =>
-        logWarning(s"hsbloom: file pruning rule failed, plan left unchanged: $e")
-        plan
-    }
+class FilePruningRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
+  override protected def enabled: Boolean = FilePruningRule.isEnabled(session)
+  override protected def failing: String = "file pruning rule"
+
+  override protected def rewritePlan(plan: LogicalPlan): LogicalPlan = plan.transformDown {
+    case f @ Filter(condition, child) =>
+      val rewritten = withPrunedRelation(child, condition.references)
+      if (rewritten eq child) f else f.copy(child = rewritten)
   }
 
   /** `plan` with its relation wrapped, when the filter references a covered column; else `plan` itself. */

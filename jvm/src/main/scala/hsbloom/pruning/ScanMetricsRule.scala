@@ -1,13 +1,10 @@
 package hsbloom.pruning
 
-import scala.util.control.NonFatal
-
-import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Expression, PlanExpression}
-import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
 
+import hsbloom.rules.GuardedRule
 import hsbloom.shim.PrunedFileSourceScanExec
 
 /**
@@ -22,21 +19,25 @@ import hsbloom.shim.PrunedFileSourceScanExec
  * is off nothing is touched. Runs on the
  * physical plan just before it executes (with adaptive execution: per query
  * stage, when the stage is created), after `DeltaScanPruningRule`, so Delta
- * scans are covered too. Any failure leaves the scan as it was.
+ * scans are covered too. A failure for one scan leaves that scan as it was;
+ * any other leaves the plan as it was (`GuardedRule`).
  */
-class ScanMetricsRule(session: SparkSession) extends Rule[SparkPlan] with Logging {
-  override def apply(plan: SparkPlan): SparkPlan = {
-    if (!FilePruningRule.isEnabled(session)) return plan
-    plan.transformUp {
-      case scan: FileSourceScanExec if !scan.isInstanceOf[PrunedFileSourceScanExec] =>
-        scan.relation.location match {
-          case wrapper: PruningFileIndex => withMetrics(scan, wrapper)
-          case _ => scan
-        }
-    }
+class ScanMetricsRule(session: SparkSession) extends GuardedRule[SparkPlan] {
+  override protected def enabled: Boolean = FilePruningRule.isEnabled(session)
+  override protected def failing: String = "scan metrics rule"
+
+  override protected def rewritePlan(plan: SparkPlan): SparkPlan = plan.transformUp {
+    case scan: FileSourceScanExec if !scan.isInstanceOf[PrunedFileSourceScanExec] =>
+      scan.relation.location match {
+        case wrapper: PruningFileIndex =>
+          unchangedOnFailure[SparkPlan](scan, s"no pruning metrics for a scan of ${wrapper.rootPaths.mkString(", ")}") {
+            withMetrics(scan, wrapper)
+          }
+        case _ => scan
+      }
   }
 
-  private def withMetrics(scan: FileSourceScanExec, wrapper: PruningFileIndex): SparkPlan = try {
+  private def withMetrics(scan: FileSourceScanExec, wrapper: PruningFileIndex): SparkPlan = {
     val location = wrapper.forOneScan()
     // The filters the scan lists with (FileSourceScanLike.selectedPartitions): without runtime subqueries.
     val static = (_: Seq[Expression]).filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
@@ -44,17 +45,11 @@ class ScanMetricsRule(session: SparkSession) extends Rule[SparkPlan] with Loggin
     val withLocation = PrunedFileSourceScanExec(scan, location)
     withLocation.metrics // fixes its metrics while the report is there: none of hsbloom's if nothing was pruned
     withLocation
-  } catch {
-    case NonFatal(e) =>
-      logWarning(s"hsbloom: no pruning metrics for a scan of ${wrapper.rootPaths.mkString(", ")}: $e")
-      scan
   }
 }
 
 object ScanMetricsRule {
   /** Registered as a "pre columnar transitions" step, after `DeltaScanPruningRule`'s. */
-  def asColumnarRule(session: SparkSession): ColumnarRule = new ColumnarRule {
-    private val rule = new ScanMetricsRule(session)
-    override def preColumnarTransitions: Rule[SparkPlan] = rule
-  }
+  def asColumnarRule(session: SparkSession): ColumnarRule =
+    GuardedRule.beforeColumnarTransitions(new ScanMetricsRule(session))
 }
