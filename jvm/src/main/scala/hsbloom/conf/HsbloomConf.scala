@@ -30,7 +30,9 @@ final case class Setting[T](key: String, default: T, defaultText: String, valueT
 /**
  * Every `spark.hsbloom.*` setting, defined once; the rules read them through
  * here and docs/configuration.md lists them (tests/test_configuration.py
- * checks the page and the code against `json()`).
+ * checks the page and the code against `json()`). A switch is read through its
+ * check here (`isEnabled`, `isJoinEnabled`, ...), so that what turns an area
+ * on (joins need hsbloom on too) is decided in one place.
  *
  * Keys are `spark.hsbloom.<area>.<name>` in camelCase, with the unit as the
  * name's suffix (`Bytes`, `Ms`); a setting that switches an area on or off is
@@ -55,6 +57,9 @@ object HsbloomConf {
   val Enabled: Setting[Boolean] = Setting("spark.hsbloom.enabled", false, "false", "boolean",
     "Whether queries use hsbloom's indexes to skip files; any value other than true (any case) is false.")(
     _.equalsIgnoreCase("true"))
+
+  /** Whether queries in `session` use indexes: every rule's and every pruning listing's check, read here only. */
+  def isEnabled(session: SparkSession): Boolean = Enabled.get(session)
 
   val SystemPath: Setting[Option[String]] = Setting[Option[String]]("spark.hsbloom.system.path", None,
     "<spark.sql.warehouse.dir>/_hsbloom", "path",
@@ -85,6 +90,9 @@ object HsbloomConf {
     "Whether scans read only the row groups an index with zones (granularity row_group) finds may match; " +
       "false reads every kept file whole.")
 
+  /** Whether a pruning listing selects row groups in `session` (with hsbloom on: `isEnabled`). */
+  def isZonesEnabled(session: SparkSession): Boolean = ZonesEnabled.get(session)
+
   val BuildAdoptNativeFilters: Setting[Boolean] = boolean("spark.hsbloom.build.adoptNativeFilters", default = true,
     "Whether an index build takes a Parquet file's own Bloom filters of the indexed columns instead of hashing " +
       "the column, where they are exact and strong enough (no global filter).")
@@ -99,9 +107,15 @@ object HsbloomConf {
     "Whether joins use indexes (a global filter on the probe side, pruning by the build side's keys); " +
       "needs spark.hsbloom.enabled too.")
 
+  /** Whether the join rules run in `session`: `JoinEnabled`, and hsbloom on (`isEnabled`). */
+  def isJoinEnabled(session: SparkSession): Boolean = isEnabled(session) && JoinEnabled.get(session)
+
   val JoinCostModel: Setting[Boolean] = boolean("spark.hsbloom.join.costModel", default = true,
     "Whether join features are applied only where the cost model finds they pay; false applies them " +
       "wherever they are correct (for tests).")
+
+  /** Whether the join rules apply a feature only where the cost model finds it pays (`JoinCostModel`). */
+  def isJoinCostModelOn(session: SparkSession): Boolean = JoinCostModel.get(session)
 
   val JoinGlobalFilterMaxBytes: Setting[Long] = long("spark.hsbloom.join.globalFilter.maxBytes", 64 * MiB,
     "The largest global filter a join loads onto the executors; a larger one is not used.")

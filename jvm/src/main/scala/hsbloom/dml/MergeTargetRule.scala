@@ -9,7 +9,6 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import hsbloom.catalog.IndexCatalog
 import hsbloom.conf.HsbloomConf
 import hsbloom.join.{BuildSide, JoinCostModel, JoinDecisions, JoinKeys, JoinPrunedFileIndex}
-import hsbloom.pruning.FilePruningRule
 import hsbloom.rules.GuardedRule
 import hsbloom.shim.{Delta, FileRelation}
 
@@ -39,8 +38,7 @@ import hsbloom.shim.{Delta, FileRelation}
 class MergeTargetRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
   import MergeTargetRule._
 
-  override protected def enabled: Boolean =
-    FilePruningRule.isEnabled(session) && HsbloomConf.JoinEnabled.get(session)
+  override protected def enabled: Boolean = HsbloomConf.isJoinEnabled(session)
   override protected def failing: String = "Delta MERGE target pruning"
 
   override protected def rewritePlan(plan: LogicalPlan): LogicalPlan = {
@@ -96,7 +94,7 @@ class MergeTargetRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       .getOrElse(return skip("the index has no statistics for the column"))
     val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
     val (decision, useful) =
-      if (!HsbloomConf.JoinCostModel.get(session)) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys)
+      if (!HsbloomConf.isJoinCostModelOn(session)) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys)
       else JoinCostModel.filePruning(column.fs.location.inputFiles.length, summary.numRows - summary.numNulls,
         summary.ndv, probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), sourceBytes, maxKeys)
     if (!decision.applies) return skip(decision.reason)

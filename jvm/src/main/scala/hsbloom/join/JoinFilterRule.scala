@@ -43,8 +43,7 @@ import hsbloom.conf.HsbloomConf
 class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
   import JoinFilterRule._
 
-  override protected def enabled: Boolean =
-    FilePruningRule.isEnabled(session) && HsbloomConf.JoinEnabled.get(session)
+  override protected def enabled: Boolean = HsbloomConf.isJoinEnabled(session)
   override protected def failing: String = "join filter rule"
 
   override protected def rewritePlan(plan: LogicalPlan): LogicalPlan = {
@@ -77,7 +76,7 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
   private def timeZone: String = session.sessionState.conf.sessionLocalTimeZone
 
   /** False applies every feature wherever it is correct (for differential tests of the features themselves). */
-  private def costModelOn: Boolean = HsbloomConf.JoinCostModel.get(session)
+  private def costModelOn: Boolean = HsbloomConf.isJoinCostModelOn(session)
 
   private def withGlobalFilter(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
       sourceKey: Expression, nullSafe: Boolean, label: String): Option[LogicalPlan] = {

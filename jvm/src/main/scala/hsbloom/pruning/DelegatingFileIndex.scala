@@ -8,6 +8,8 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
 import org.apache.spark.sql.types.StructType
 
+import hsbloom.conf.HsbloomConf
+
 /** A FileIndex that is another one with a different `listFiles`: hsbloom's wrappers. */
 trait DelegatingFileIndex extends FileIndex {
   def delegate: FileIndex
@@ -40,7 +42,7 @@ trait PruningFileIndex extends DelegatingFileIndex {
   protected def session: SparkSession
 
   /** Whether hsbloom is on in this wrapper's session (checked again at each listing). */
-  protected final def enabled: Boolean = session == null || FilePruningRule.isEnabled(session)
+  protected final def enabled: Boolean = session == null || HsbloomConf.isEnabled(session)
 
   /** What the latest listing (or `prepare`) of this instance did (None before the first). */
   def lastReport: Option[Report] = latest.get()

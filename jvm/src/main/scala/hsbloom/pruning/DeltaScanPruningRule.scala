@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.AttributeReference
 import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
 
 import hsbloom.catalog.IndexCatalog
+import hsbloom.conf.HsbloomConf
 import hsbloom.rules.GuardedRule
 import hsbloom.shim.Delta
 
@@ -29,7 +30,7 @@ import hsbloom.shim.Delta
  * the same way, by their own filters (docs/design/dml.md).
  */
 class DeltaScanPruningRule(session: SparkSession) extends GuardedRule[SparkPlan] {
-  override protected def enabled: Boolean = FilePruningRule.isEnabled(session)
+  override protected def enabled: Boolean = HsbloomConf.isEnabled(session)
   override protected def failing: String = "Delta file pruning"
 
   override protected def rewritePlan(plan: SparkPlan): SparkPlan = plan.transformUp {

@@ -27,7 +27,7 @@ import hsbloom.shim.{Delta, FileRelation}
  * the plan as it was (`GuardedRule`).
  */
 class FilePruningRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
-  override protected def enabled: Boolean = FilePruningRule.isEnabled(session)
+  override protected def enabled: Boolean = HsbloomConf.isEnabled(session)
   override protected def failing: String = "file pruning rule"
 
   override protected def rewritePlan(plan: LogicalPlan): LogicalPlan = plan.transformDown {
@@ -57,8 +57,6 @@ class FilePruningRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
 }
 
 object FilePruningRule {
-  def isEnabled(session: SparkSession): Boolean = HsbloomConf.Enabled.get(session)
-
   /** A Delta table: its file index or file format is Delta's. */
   def isDelta(fs: HadoopFsRelation): Boolean = Delta.isDelta(fs)
 }

@@ -66,7 +66,7 @@ final class PrunedFileIndex(
           case (k, indexColumn) => if (slots(k)(i) < 0) None else data(k).entry(slots(k)(i), indexColumn)
         })
       }
-      val zonesOn = (session == null || HsbloomConf.ZonesEnabled.get(session)) && data.exists(_.hasZones)
+      val zonesOn = (session == null || HsbloomConf.isZonesEnabled(session)) && data.exists(_.hasZones)
       var (groupsBefore, groupsAfter) = (0, 0)
       var i = 0 // the file's place in the listing order, directory after directory
       val kept = listed.map { dir =>

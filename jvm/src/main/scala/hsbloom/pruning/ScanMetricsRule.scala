@@ -4,6 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Expression, PlanExpression}
 import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
 
+import hsbloom.conf.HsbloomConf
 import hsbloom.rules.GuardedRule
 import hsbloom.shim.PrunedFileSourceScanExec
 
@@ -23,7 +24,7 @@ import hsbloom.shim.PrunedFileSourceScanExec
  * any other leaves the plan as it was (`GuardedRule`).
  */
 class ScanMetricsRule(session: SparkSession) extends GuardedRule[SparkPlan] {
-  override protected def enabled: Boolean = FilePruningRule.isEnabled(session)
+  override protected def enabled: Boolean = HsbloomConf.isEnabled(session)
   override protected def failing: String = "scan metrics rule"
 
   override protected def rewritePlan(plan: SparkPlan): SparkPlan = plan.transformUp {
