@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory
 import org.apache.spark.sql.types.StructType
 
 import hsbloom.conf.HsbloomConf
+import hsbloom.shim.PrunedListing
 
 /** A FileIndex that is another one with a different `listFiles`: hsbloom's wrappers. */
 trait DelegatingFileIndex extends FileIndex {
@@ -28,7 +29,7 @@ trait DelegatingFileIndex extends FileIndex {
  * scan that listed can show it as SQL metrics (`PrunedFileSourceScanExec`),
  * and a listing can be made ahead, when the plan is prepared (`prepare`).
  */
-trait PruningFileIndex extends DelegatingFileIndex {
+trait PruningFileIndex extends DelegatingFileIndex with PrunedListing {
   import PruningFileIndex._
 
   @transient private lazy val latest = new AtomicReference[Option[Report]](None)
@@ -46,6 +47,8 @@ trait PruningFileIndex extends DelegatingFileIndex {
 
   /** What the latest listing (or `prepare`) of this instance did (None before the first). */
   def lastReport: Option[Report] = latest.get()
+
+  override def lastPruned: Option[PrunedListing.Pruned] = lastReport
 
   /** An equal wrapper that has not listed yet, for one physical scan (`ScanMetricsRule`). */
   def forOneScan(): PruningFileIndex

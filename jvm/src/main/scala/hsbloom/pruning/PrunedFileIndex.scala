@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.conf.HsbloomConf
+import hsbloom.shim.PrunedListing
 
 /**
  * A relation's FileIndex with hsbloom's file pruning on top: it lists files as
@@ -122,7 +123,7 @@ object PrunedFileIndex {
    * Row groups of the files kept by their file-level entries that have zones
    * (docs/design/zones.md): how many they have, and how many may match.
    */
-  final case class RowGroups(before: Int, after: Int) {
+  final case class RowGroups(before: Int, after: Int) extends PrunedListing.RowGroupsPruned {
     def pruned: Int = before - after
   }
 
@@ -131,7 +132,7 @@ object PrunedFileIndex {
    * used, the checks made, and the row groups when an index has zones.
    */
   final case class Report(filesBefore: Int, filesAfter: Int, indexes: Seq[String], predicate: String,
-      millis: Option[Double], rowGroups: Option[RowGroups] = None) {
+      millis: Option[Double], rowGroups: Option[RowGroups] = None) extends PrunedListing.Pruned {
     def filesPruned: Int = filesBefore - filesAfter
     def describe: String =
       s"index ${if (indexes.isEmpty) "(none)" else indexes.mkString(", ")}: $filesBefore files -> $filesAfter" +

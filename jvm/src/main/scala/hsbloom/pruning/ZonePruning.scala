@@ -5,6 +5,7 @@ import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata
 import hsbloom.catalog.IndexCatalog
 import hsbloom.index.IndexData
 import hsbloom.pruning.PredicateTranslation.FilePredicate
+import hsbloom.shim.ZonedScan
 
 /**
  * The row groups of a kept file that may match, for an index with zones
@@ -12,15 +13,14 @@ import hsbloom.pruning.PredicateTranslation.FilePredicate
  * `size` bytes modified at `mtime` that has `rowGroups` row groups. Each
  * range is a row group's own (`[start, start + length)`), which Spark's
  * Parquet reader reads as exactly that row group (proved for each zone when
- * the index was built).
+ * the index was built). The scan reads it as a `ZonedScan.Selection`.
  */
-final case class ZoneSelection(size: Long, mtime: Long, rowGroups: Int, ranges: IndexedSeq[(Long, Long)]) {
+final case class ZoneSelection(size: Long, mtime: Long, rowGroups: Int, ranges: IndexedSeq[(Long, Long)])
+    extends ZonedScan.Selection {
   def keepsAll: Boolean = ranges.size == rowGroups
 }
 
 object ZonePruning {
-  /** The key under which a listed file carries its `ZoneSelection` to the scan (`FileStatusWithMetadata.metadata`). */
-  val MetadataKey = "hsbloom_zones"
 
   /**
    * The zones of a file that may match `predicate`, from the first index in
@@ -46,12 +46,7 @@ object ZonePruning {
         ZoneSelection(fileZones.size, fileZones.mtime, fileZones.zones.size, kept.map(z => (z.start, z.length)))
     }
 
-  /** `file` carrying `selection` to the scan (only when the selection leaves out a row group). */
+  /** `file` carrying `selection` to the scan (`ZonedScan.carry`), only when the selection leaves out a row group. */
   def carry(file: FileStatusWithMetadata, selection: ZoneSelection): FileStatusWithMetadata =
-    if (selection.keepsAll) file else file.copy(metadata = file.metadata + (MetadataKey -> selection))
-
-  /** The selection a listed file carries, if any. */
-  def carried(metadata: Map[String, Any]): Option[ZoneSelection] = metadata.get(MetadataKey).collect {
-    case s: ZoneSelection => s
-  }
+    if (selection.keepsAll) file else ZonedScan.carry(file, selection)
 }

@@ -10,8 +10,6 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.collection.BitSet
 
-import hsbloom.pruning.{PrunedFileIndex, PruningFileIndex}
-
 /**
  * Spark's file scan with two more driver-side SQL metrics when hsbloom pruned
  * some of its files: "files before hsbloom pruning" and "files pruned by
@@ -43,9 +41,9 @@ class PrunedFileSourceScanExec(
     optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan) {
   import PrunedFileSourceScanExec._
 
-  /** What the latest listing of this scan's files did (None on executors, where the relation is not kept). */
-  private def report: Option[PrunedFileIndex.Report] = Option(relation).map(_.location).collect {
-    case p: PruningFileIndex => p.lastReport
+  /** What the latest listing of this scan's files pruned (None on executors, where the relation is not kept). */
+  private def report: Option[PrunedListing.Pruned] = Option(relation).map(_.location).collect {
+    case p: PrunedListing => p.lastPruned
   }.flatten
 
   /** hsbloom's metrics, present only when the listing made before they are first asked for pruned a file. */
@@ -114,7 +112,7 @@ object PrunedFileSourceScanExec {
   val RowGroupsPruned = "hsbloomRowGroupsPruned"
 
   /** `scan` as this node, reading `location` (a wrapper equal to the scan's own). */
-  def apply(scan: FileSourceScanExec, location: PruningFileIndex): PrunedFileSourceScanExec = {
+  def apply(scan: FileSourceScanExec, location: PrunedListing): PrunedFileSourceScanExec = {
     val relation = scan.relation.copy(location = location)(scan.relation.sparkSession)
     new PrunedFileSourceScanExec(relation, scan.getStream, scan.output, scan.requiredSchema, scan.partitionFilters,
       scan.optionalBucketSet, scan.optionalNumCoalescedBuckets, scan.dataFilters, scan.tableIdentifier,

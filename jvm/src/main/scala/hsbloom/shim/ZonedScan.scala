@@ -3,13 +3,12 @@ package hsbloom.shim
 import org.apache.spark.{Partition, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD, HadoopFsRelation, PartitionedFile}
-
-import hsbloom.pruning.{ZonePruning, ZoneSelection}
+import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD, FileStatusWithMetadata, HadoopFsRelation,
+  PartitionedFile}
 
 /**
  * A file scan that reads, of each file whose listing carries a
- * `ZoneSelection`, only the selected row groups (docs/design/zones.md).
+ * `ZonedScan.Selection` (`carry`), only the selected row groups (docs/design/zones.md).
  *
  * Spark's Parquet reader reads, for a split `[start, start + length)`, the
  * row groups whose midpoint lies in it. Spark's splits of a file tile it, so
@@ -28,13 +27,39 @@ import hsbloom.pruning.{ZonePruning, ZoneSelection}
  * their partitioning.
  */
 object ZonedScan {
+  /**
+   * The row groups of one file a scan reads, each as its byte range `(start, length)`, for the file at
+   * `size` bytes and modified at `mtime` (a file that differs is read whole). The zone pruning makes it
+   * (`hsbloom.pruning.ZoneSelection`); the shim declares only what it reads, to depend on no other package.
+   */
+  trait Selection {
+    def size: Long
+    def mtime: Long
+    def ranges: IndexedSeq[(Long, Long)]
+  }
+
+  /** The key under which a listed file carries its selection (`FileStatusWithMetadata.metadata`). */
+  private val MetadataKey = "hsbloom_zones"
+
+  /**
+   * `file` carrying `selection` to the scan: Spark hands a listed file's metadata to each of its splits
+   * (`PartitionedFile.otherConstantMetadataColumnValues`), where `restrict` finds it.
+   */
+  def carry(file: FileStatusWithMetadata, selection: Selection): FileStatusWithMetadata =
+    file.copy(metadata = file.metadata + (MetadataKey -> selection))
+
+  /** The selection a split's file carries, if any. */
+  private def carried(metadata: Map[String, Any]): Option[Selection] = metadata.get(MetadataKey).collect {
+    case s: Selection => s
+  }
+
   /** `rdd` (a file scan's input) restricted to the selected row groups; `rdd` itself when nothing is restricted. */
   def restrict(rdd: RDD[InternalRow], relation: HadoopFsRelation): (RDD[InternalRow], Int) = rdd match {
     case scan: FileScanRDD =>
       val partitions = scan.filePartitions
       val byFile = partitions.flatMap(_.files.toSeq).groupBy(_.filePath)
       val replaced: Map[PartitionedFile, Seq[PartitionedFile]] = byFile.flatMap { case (_, splits) =>
-        ZonePruning.carried(splits.head.otherConstantMetadataColumnValues)
+        carried(splits.head.otherConstantMetadataColumnValues)
           .filter(sel => restrictable(splits, sel, relation))
           .map(sel => assign(splits, sel))
           .getOrElse(Map.empty)
@@ -50,7 +75,7 @@ object ZonedScan {
   }
 
   /** Whether the splits of one file may be replaced by the selection's ranges. */
-  private def restrictable(splits: Seq[PartitionedFile], sel: ZoneSelection, relation: HadoopFsRelation): Boolean = {
+  private def restrictable(splits: Seq[PartitionedFile], sel: Selection, relation: HadoopFsRelation): Boolean = {
     val f = splits.head
     val sorted = splits.sortBy(_.start)
     val tiles = sorted.head.start == 0 && sorted.last.start + sorted.last.length == f.fileSize &&
@@ -60,7 +85,7 @@ object ZonedScan {
   }
 
   /** Each of the file's splits, to the splits of the selected runs that start inside it (often none). */
-  private def assign(splits: Seq[PartitionedFile], sel: ZoneSelection): Map[PartitionedFile, Seq[PartitionedFile]] = {
+  private def assign(splits: Seq[PartitionedFile], sel: Selection): Map[PartitionedFile, Seq[PartitionedFile]] = {
     val runs = sel.ranges.sortBy(_._1).foldLeft(List.empty[(Long, Long)]) {
       case ((start, length) :: rest, (s, l)) if start + length == s => (start, length + l) :: rest
       case (acc, range) => range :: acc

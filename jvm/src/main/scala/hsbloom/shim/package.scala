@@ -4,7 +4,13 @@ package hsbloom
  * The one place that touches Spark-private or version-specific API, Delta's
  * classes (by name or by reflection: the jar is compiled without Delta) and
  * JDK internals. A Spark or Delta upgrade that breaks hsbloom should break
- * here, and only here; the rest of the jar uses this small API:
+ * here, and only here; the rest of the jar uses this small API.
+ *
+ * The shim is a leaf: it imports no other hsbloom package, so a change to it
+ * is a change to Spark's side only. What it needs of the pruning it declares
+ * as small interfaces the pruning implements (`PrunedListing`,
+ * `ZonedScan.Selection`).
+ *
  *
  *  - `ClassicDataset`: the Dataset class Python's DataFrames are on the JVM
  *    (Spark 4's `org.apache.spark.sql.classic`), for methods Python calls.
@@ -16,10 +22,12 @@ package hsbloom
  *    what hsbloom reads from them by reflection (snapshot version, table path,
  *    column mapping).
  *  - `PrunedFileSourceScanExec`: the subclass of Spark's physical file scan
- *    that adds hsbloom's metrics (it repeats the scan's constructor), and
+ *    that adds hsbloom's metrics (it repeats the scan's constructor), of what
+ *    its file index's latest listing pruned (`PrunedListing`), and
  *    `ColumnarScan`: the file scan under whole-stage codegen and the
  *    columnar-to-row step, and `ZonedScan`: a file scan's splits restricted to
- *    the row groups a zone selection keeps (docs/design/zones.md).
+ *    the row groups a zone selection keeps (`ZonedScan.Selection`, carried by
+ *    a listed file's metadata: `ZonedScan.carry`; docs/design/zones.md).
  *  - `CurrentInputFile`: the file block a scan task reads, from Spark's
  *    package-private holder. Its file is in this folder, but it is declared in
  *    the package `org.apache.spark.hsbloom`, because Scala grants

@@ -1,0 +1,30 @@
+package hsbloom.shim
+
+import org.apache.spark.sql.execution.datasources.FileIndex
+
+/**
+ * A file index whose listings prune files, as the scan node sees it: what its
+ * latest listing pruned, which `PrunedFileSourceScanExec` shows as metrics.
+ * Declared here so that the shim depends on no other hsbloom package: the
+ * pruning wrappers (`hsbloom.pruning.PruningFileIndex`) implement it.
+ */
+trait PrunedListing extends FileIndex {
+  /** What the latest listing of this instance pruned (None before the first). */
+  def lastPruned: Option[PrunedListing.Pruned]
+}
+
+object PrunedListing {
+  /** Files a listing held before pruning, how many it pruned, and the row groups of kept files with zones. */
+  trait Pruned {
+    def filesBefore: Int
+    def filesPruned: Int
+    /** None when no index of the listing has zones. */
+    def rowGroups: Option[RowGroupsPruned]
+  }
+
+  /** Row groups of the kept files that have zones: how many, and how many were pruned. */
+  trait RowGroupsPruned {
+    def before: Int
+    def pruned: Int
+  }
+}
