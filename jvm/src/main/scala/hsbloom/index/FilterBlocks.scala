@@ -11,7 +11,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 
-import hsbloom.sbbf.{Sbbf, SbbfFormatException}
+import hsbloom.sbbf.{Block, Sbbf, SbbfFormatException}
 
 /**
  * The block-addressable copy of a version's file-level filters, so that query
@@ -195,7 +195,7 @@ object FilterBlocks {
       val group = member.group
       val b = Sbbf.blockIndex(h, group.numBlocks)
       val stripe = stripeOf(group, b)
-      (stripe == null) || Sbbf.mightContainHashInBlock(stripe, group.inStripe(b, member.position), h)
+      (stripe == null) || Block.contains(stripe, group.inStripe(b, member.position), h)
     }
 
     /** The stripe holding block row `b` of `group` (every member's block `b`), read once; null when damaged. */

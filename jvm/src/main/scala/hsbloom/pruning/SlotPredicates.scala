@@ -4,7 +4,7 @@ import java.util.BitSet
 
 import hsbloom.index.{DriverPool, FilterBlocks, IndexData}
 import hsbloom.pruning.PredicateTranslation._
-import hsbloom.sbbf.Sbbf
+import hsbloom.sbbf.{Block, Sbbf}
 
 /**
  * A `FilePredicate` answered for every file of an index version at once
@@ -110,13 +110,13 @@ object SlotPredicates {
       val h = hashes(i)
       val b = Sbbf.blockIndex(h, g.numBlocks)
       val stripe = data.reader.stripeOf(g, b)
-      var j = 0
-      while (j < 8) { masks(j) = 1 << ((h.toInt * Sbbf.Salts(j)) >>> 27); j += 1 }
+      Block.mask(h, masks)
       val rowStart = g.inStripe(b, 0)
       var m = from
       while (m < until) {
         val s = slots(m)
-        if ((i == 0 || !may.get(s)) && (stripe == null || inBlock(stripe, rowStart + positions(m) * 32, masks))) {
+        if ((i == 0 || !may.get(s)) &&
+            (stripe == null || Block.containsMask(stripe, rowStart + positions(m) * Block.Bytes, masks))) {
           may.set(s)
           left -= 1
         }
@@ -124,18 +124,5 @@ object SlotPredicates {
       }
       i += 1
     }
-  }
-
-  /** Whether the 32-byte block at `base` has every bit of `masks` (little-endian words). */
-  private def inBlock(bytes: Array[Byte], base: Int, masks: Array[Int]): Boolean = {
-    var i = 0
-    while (i < 8) {
-      val p = base + 4 * i
-      val word = (bytes(p) & 0xff) | ((bytes(p + 1) & 0xff) << 8) | ((bytes(p + 2) & 0xff) << 16) |
-        ((bytes(p + 3) & 0xff) << 24)
-      if ((word & masks(i)) == 0) return false
-      i += 1
-    }
-    true
   }
 }
