@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 /** One source file as the relation's file index lists it. */
 final case class ListedFile(fileId: Long, path: String, size: Long, mtime: Long)
 
-/** What to build; parsed from the JSON request that the Python side sends. */
+/** What to build: made by `BuildData`, or read from JSON (`fromJson`) by `IndexBuild.run`, which tests drive. */
 final case class BuildRequest(
     columns: Seq[String],
     files: Seq[ListedFile],

@@ -38,7 +38,6 @@ object EncryptedColumns {
 
   /**
    * Whether `df`'s scan could read encrypted Parquet: a Parquet (or Delta) source read with a crypto factory.
-   * Python asks this first, so that without one no listing is sent to `check`.
    */
   def mayDecrypt(df: DataFrame): Boolean = readConf(df).exists(_.getTrimmed(CryptoFactory, "").nonEmpty)
 

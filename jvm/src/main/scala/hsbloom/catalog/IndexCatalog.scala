@@ -30,7 +30,7 @@ import hsbloom.conf.HsbloomConf
  *    interval a query still uses the list it has and the list is read again
  *    in the background (`DriverPool`), so no query waits for it but the first
  *    (and every one with an interval of 0). `invalidate()` (called
- *    from Python after each index operation of this process) drops it at once,
+ *    by `Hyperspace` after each index operation of this process) drops it at once,
  *    and a background read begun before is not kept; changes made by other
  *    processes are seen within the interval and one read;
  *  - the file-level table of each index version (immutable once its log entry

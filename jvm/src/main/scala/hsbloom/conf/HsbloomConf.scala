@@ -130,7 +130,7 @@ object HsbloomConf {
   val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, IndexPermissions, CatalogRefreshIntervalMs, CacheMaxBytes, CacheBlockBytes,
     ZonesEnabled, BuildAdoptNativeFilters, BuildAdoptRowGroupSizedFilters, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
 
-  /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for Python. */
+  /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for the page's test. */
   def json(): String = {
     val mapper = new ObjectMapper()
     val list = mapper.createArrayNode()

@@ -13,7 +13,8 @@ import hsbloom.shim.ClassicDataset
 import hsbloom.conf.HsbloomConf
 
 /**
- * What hsbloom does to a query, for `hs.explain(df)` (Python: hsbloom/explain.py)
+ * What hsbloom does to a query, for `Hyperspace.explainString` and so for
+ * `EXPLAIN BLOOMFILTER` and Python's `hs.explain(df)` (hsbloom/hyperspace.py),
  * and for tests: the physical plan with and without hsbloom, the indexes
  * used, the files each scan lists before and after pruning, and what the
  * join rule decided for each join it looked at (`JoinDecisions`).

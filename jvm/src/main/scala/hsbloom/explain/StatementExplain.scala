@@ -6,8 +6,9 @@ import hsbloom.join.JoinDecisions
 import hsbloom.pruning.PruningReports
 
 /**
- * What hsbloom did while a SQL statement ran, for `hs.run_explained` (Python:
- * hsbloom/explain.py). A Delta DELETE, UPDATE or MERGE plans the scans of its
+ * What hsbloom did while a SQL statement ran, for `Hyperspace.runExplainedString`
+ * and so for `EXPLAIN BLOOMFILTER ANALYZE` and Python's `hs.run_explained`
+ * (hsbloom/hyperspace.py). A Delta DELETE, UPDATE or MERGE plans the scans of its
  * target only while it runs (over the files Delta's statistics leave), so it
  * cannot be explained without running it: this runs it and reports, from
  * this thread, each scan hsbloom pruned (files before and after) and what

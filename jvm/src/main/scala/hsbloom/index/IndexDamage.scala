@@ -42,7 +42,7 @@ object IndexDamage {
   def of(dataPaths: Seq[String]): Seq[(String, String)] =
     dataPaths.flatMap(p => Option(found.get(key(p))).toSeq.flatMap(_.asScala.toSeq)).sortBy(_._1)
 
-  /** `of` as a JSON object, for Python. */
+  /** `of` as a JSON object, for the Python tests (tests/test_zones.py). */
   def json(dataPathsJson: String): String = {
     val mapper = new com.fasterxml.jackson.databind.ObjectMapper()
     val out = new java.util.LinkedHashMap[String, String]()

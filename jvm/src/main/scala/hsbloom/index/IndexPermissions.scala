@@ -69,8 +69,8 @@ object IndexPermissions {
 
   /**
    * Gives `indexDir` (qualified) the permission of the source's roots (a JSON list of paths), creating it closed
-   * if absent; nothing when the session's setting is `inherit`. Called by Python before an operation's first
-   * log entry.
+   * if absent; nothing when the session's setting is `inherit`. `IndexContext` calls the form below, before an
+   * operation's first log entry.
    */
   def apply(spark: SparkSession, indexDir: String, sourceRootsJson: String): Unit = {
     val setting = try HsbloomConf.IndexPermissions.get(spark)

@@ -7,7 +7,7 @@ import hsbloom.conf.HsbloomConf
 
 /**
  * Where an index's log and data live, and the names the log uses: the single
- * definition both languages read (Python through `json()`).
+ * definition (the Python tests read its constants through the jar: tests/jar_log.py).
  *
  * {{{
  *   <system path>/<index name>/_hsbloom_log/00000000000000000000.json   operation log
@@ -60,8 +60,7 @@ object Layout {
 
   /**
    * Bounds on what a log entry may hold, so that nothing of a crafted entry
-   * becomes a path, a size or a class (docs/security.md); Python's
-   * `hsbloom.index.stored` reads the same values from `json()`.
+   * becomes a path, a size or a class (docs/security.md).
    * A data version names the directory `v__=N`; the next version is the
    * largest used + 1, which must still be an int.
    */
@@ -106,7 +105,7 @@ object Layout {
     if (stripped.isEmpty && path.nonEmpty) "/" else stripped
   }
 
-  /** The constants above as one JSON object, for the Python side. */
+  /** The constants above as one JSON object, for a client outside the JVM. */
   def json(): String = {
     val mapper = new ObjectMapper()
     val root = mapper.createObjectNode()
