@@ -3,7 +3,6 @@ package hsbloom.build
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.crypto.ParquetCryptoRuntimeException
@@ -33,13 +32,6 @@ import hsbloom.shim.FileRelation
 object EncryptedColumns {
   /** The Hadoop setting through which parquet-java's readers get the keys to decrypt with. */
   val CryptoFactory = "parquet.crypto.factory.class"
-
-  private val mapper = new ObjectMapper()
-
-  /**
-   * Whether `df`'s scan could read encrypted Parquet: a Parquet (or Delta) source read with a crypto factory.
-   */
-  def mayDecrypt(df: DataFrame): Boolean = readConf(df).exists(_.getTrimmed(CryptoFactory, "").nonEmpty)
 
   /** What the build's scan of `df` reads Parquet with (the session's settings, the read's options over them). */
   private def readConf(df: DataFrame): Option[Configuration] = {

@@ -42,14 +42,6 @@ object IndexDamage {
   def of(dataPaths: Seq[String]): Seq[(String, String)] =
     dataPaths.flatMap(p => Option(found.get(key(p))).toSeq.flatMap(_.asScala.toSeq)).sortBy(_._1)
 
-  /** `of` as a JSON object, for the Python tests (tests/test_zones.py). */
-  def json(dataPathsJson: String): String = {
-    val mapper = new com.fasterxml.jackson.databind.ObjectMapper()
-    val out = new java.util.LinkedHashMap[String, String]()
-    of(mapper.readValue(dataPathsJson, classOf[Array[String]]).toSeq).foreach { case (f, p) => out.put(f, p) }
-    mapper.writeValueAsString(out)
-  }
-
   /** Forgets what was found (tests; a data directory's content never changes, but it can be vacuumed). */
   def clear(): Unit = found.clear()
 }

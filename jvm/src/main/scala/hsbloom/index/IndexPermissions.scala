@@ -7,12 +7,10 @@ import java.nio.file.attribute.{PosixFileAttributes, PosixFilePermissions}
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 import org.apache.hadoop.fs.permission.{AclEntry, AclEntryScope, AclEntryType, FsAction, FsPermission}
 import org.apache.hadoop.ipc.RemoteException
-import org.apache.spark.sql.SparkSession
 import org.slf4j.LoggerFactory
 
 import hsbloom.conf.HsbloomConf
@@ -68,19 +66,9 @@ object IndexPermissions {
     "and protect the system path yourself (docs/security.md)"
 
   /**
-   * Gives `indexDir` (qualified) the permission of the source's roots (a JSON list of paths), creating it closed
-   * if absent; nothing when the session's setting is `inherit`. `IndexContext` calls the form below, before an
-   * operation's first log entry.
+   * Gives `indexDir` the permission of the source's roots `sourceRoots`, creating it closed if absent, whatever
+   * the setting (`IndexContext.giveSourcePermission` reads it, before an operation's first log entry).
    */
-  def apply(spark: SparkSession, indexDir: String, sourceRootsJson: String): Unit = {
-    val setting = try HsbloomConf.IndexPermissions.get(spark)
-    catch { case e: IllegalArgumentException => throw new NotApplied(e.getMessage, e) }
-    if (setting == HsbloomConf.PermissionsInherit) return
-    val roots = new ObjectMapper().readValue(sourceRootsJson, classOf[Array[String]]).toSeq.map(new Path(_))
-    apply(new Path(indexDir), roots, spark.sessionState.newHadoopConf())
-  }
-
-  /** The same with the source's roots as paths and a Hadoop configuration, whatever the setting. */
   def apply(indexDir: Path, sourceRoots: Seq[Path], conf: Configuration): Unit = {
     val fs = indexDir.getFileSystem(conf)
     val dir = fs.makeQualified(indexDir)

@@ -1,6 +1,5 @@
 package hsbloom.index
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.SparkSession
 
 import hsbloom.conf.HsbloomConf
@@ -103,32 +102,5 @@ object Layout {
   private def withoutTrailingSlash(path: String): String = {
     val stripped = path.replaceAll("/+$", "")
     if (stripped.isEmpty && path.nonEmpty) "/" else stripped
-  }
-
-  /** The constants above as one JSON object, for a client outside the JVM. */
-  def json(): String = {
-    val mapper = new ObjectMapper()
-    val root = mapper.createObjectNode()
-    root.put("default_system_dir", DefaultSystemDir)
-    root.put("log_dir", LogDir)
-    root.put("log_entry_digits", LogEntryDigits)
-    root.put("log_format_version", LogFormatVersion)
-    root.put("version_prefix", VersionPrefix)
-    root.put("files_table", FilesTable)
-    root.put("global_table", GlobalTable)
-    root.put("blocks_dir", BlocksDir)
-    root.put("zones_table", ZonesTable)
-    root.put("data_layout", DataLayout)
-    root.put("max_data_version", MaxDataVersion)
-    root.put("max_file_id", MaxFileId)
-    root.put("max_data_parts", MaxDataParts)
-    root.put("max_log_entry_bytes", MaxLogEntryBytes)
-    val formats = root.putArray("source_formats")
-    SourceFormats.foreach(formats.add)
-    val states = root.putArray("states")
-    States.foreach(states.add)
-    val stable = root.putArray("stable_states")
-    States.filter(StableStates.contains).foreach(stable.add)
-    mapper.writeValueAsString(root)
   }
 }
