@@ -186,3 +186,38 @@ def test_an_unknown_setting_fails_the_create_before_it_writes(spark, hs, shared)
     with pytest.raises(IndexPermissionsError, match=rf"{settings.INDEX_PERMISSIONS} must be one of source, inherit"):
         create_index(spark, hs, table, "events_ids")
     assert not (shared / "indexes" / "events_ids").exists()
+
+
+def test_a_table_inside_a_closed_directory_gets_a_closed_index(spark, hs, shared, other_user):
+    """A 755 table inside a 700 directory is closed to other users by that directory; so is its index."""
+    home = shared / "home"
+    home.mkdir(mode=0o700)
+    home.chmod(0o700)
+    table = write_table(spark, home, "table", 0o755)
+    index_dir = create_index(spark, hs, table, "home_ids")
+
+    assert mode_and_group(index_dir) == ("drwx------", "root")
+    access = other_user_access(index_dir)
+    assert set(access.values()) == {"PermissionError"}, access
+
+
+def test_delete_restore_and_vacuum_follow_the_table_too(spark, hs, shared, other_user):
+    """Not only create and refresh: every operation that writes the log gives the index its table's permission
+    again, and the index of a table that is gone is closed to its owner (and can still be deleted)."""
+    table = write_table(spark, shared, "events", 0o755)
+    index_dir = create_index(spark, hs, table, "events_ids")
+
+    table.chmod(0o700)
+    hs.delete_index("events_ids")
+    assert mode_and_group(index_dir) == ("drwx------", "root")
+
+    table.chmod(0o755)
+    hs.restore_index("events_ids")
+    assert mode_and_group(index_dir) == ("drwxr-xr-x", "root")
+    assert set(other_user_access(index_dir).values()) == {"ok"}
+
+    shutil.rmtree(table)
+    hs.delete_index("events_ids")
+    assert mode_and_group(index_dir) == ("drwx------", "root")
+    hs.vacuum_index("events_ids")
+    assert not any(p.name.startswith("v__=") for p in index_dir.iterdir())

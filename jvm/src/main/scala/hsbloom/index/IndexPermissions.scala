@@ -34,7 +34,12 @@ import hsbloom.conf.HsbloomConf
  *  - when the index cannot take the source's group (the roots' groups differ, or the writer is not a member),
  *    the index's group gets only what others get;
  *  - a source on another file system than the index (S3 and HDFS, two HDFS clusters) has users, groups and
- *    bits that mean nothing here: the index gets its owner only.
+ *    bits that mean nothing here: the index gets its owner only;
+ *  - the directories above a root count too: a 755 table inside a 700 home is closed to everyone but its
+ *    owner, and so is its index. A class keeps its bits only where every directory above lets every one of its
+ *    members through (see `Reach`);
+ *  - a root that no longer exists gives the owner only, where the operation allows it (`Missing.Close`: delete,
+ *    restore and vacuum, which must work on the index of a table that is gone).
  *
  * The directory is created closed (its owner only) before anything is written in it, then opened to what the
  * source allows, never more than that at any moment. A failure throws `NotApplied`, naming the problem and
@@ -46,8 +51,44 @@ object IndexPermissions {
   /** A directory only its owner may use: how an index directory is created, and what a foreign source gives. */
   private val OwnerOnly = new FsPermission(FsAction.ALL, FsAction.NONE, FsAction.NONE)
 
-  /** A root of the source as read: its status and ACL entries beyond the mode bits (None: its FS has no ACLs). */
-  final case class Root(status: FileStatus, aclEntries: Option[Seq[AclEntry]])
+  /**
+   * A root of the source as read: its status, its ACL entries beyond the mode bits (None: its FS has no ACLs)
+   * and which of the index's classes can reach it through the directories above it.
+   */
+  final case class Root(status: FileStatus, aclEntries: Option[Seq[AclEntry]], reach: Reach = Reach.Everyone)
+
+  /**
+   * Who can traverse every directory above a root, conservatively (a class that might be stopped counts as
+   * stopped): the root's group (`group`) and everyone else, named ACL entries included (`others`).
+   *
+   * A user's access to a directory is decided by the first class that matches it: its owner's bits, a named ACL
+   * entry, its group's bits (or a named group's entry), else the others' bits. Any user who is not the index's
+   * owner may be any of these at a directory above, so others pass a directory only when its owner, group and
+   * other bits all have `x` and no ACL entry lacks it. The root's group passes a directory of the same group
+   * when the owner and group bits have `x`, and otherwise as others do.
+   */
+  final case class Reach(group: Boolean, others: Boolean)
+
+  object Reach {
+    val Everyone: Reach = Reach(group = true, others = true)
+
+    /** The reach through the directories `above` (their statuses and extended ACL entries) of a root of group `group`. */
+    def through(above: Seq[(FileStatus, Seq[AclEntry])], group: String): Reach =
+      above.foldLeft(Everyone) { case (reach, (dir, acl)) =>
+        val p = dir.getPermission
+        val ownerAndGroup = p.getUserAction.implies(FsAction.EXECUTE) && p.getGroupAction.implies(FsAction.EXECUTE) &&
+          acl.filter(_.getScope == AclEntryScope.ACCESS).forall(_.getPermission.implies(FsAction.EXECUTE))
+        val others = ownerAndGroup && p.getOtherAction.implies(FsAction.EXECUTE)
+        Reach(reach.group && ownerAndGroup && (others || dir.getGroup == group), reach.others && others)
+      }
+  }
+
+  /** What a root that does not exist gives: a failure (create, refresh), or the owner only (delete, restore, vacuum). */
+  sealed trait Missing
+  object Missing {
+    case object Fail extends Missing
+    case object Close extends Missing
+  }
 
   /**
    * What the index directory gets: its mode bits, the group they are meant for (None: no group can be given,
@@ -69,10 +110,10 @@ object IndexPermissions {
    * Gives `indexDir` the permission of the source's roots `sourceRoots`, creating it closed if absent, whatever
    * the setting (`IndexContext.giveSourcePermission` reads it, before an operation's first log entry).
    */
-  def apply(indexDir: Path, sourceRoots: Seq[Path], conf: Configuration): Unit = {
+  def apply(indexDir: Path, sourceRoots: Seq[Path], conf: Configuration, missing: Missing = Missing.Fail): Unit = {
     val fs = indexDir.getFileSystem(conf)
     val dir = fs.makeQualified(indexDir)
-    val target = sourceRoots.map(read(fs, _, conf)) match {
+    val target = sourceRoots.map(read(fs, _, conf, missing)) match {
       case roots if roots.nonEmpty && roots.forall(_.isDefined) => of(roots.flatten)
       case _ => Target(OwnerOnly, None, Nil) // a root on another file system, or no root at all
     }
@@ -84,16 +125,23 @@ object IndexPermissions {
     log.debug(s"hsbloom: index directory $dir has its source's permission: $target")
   }
 
-  /** A root's status and ACL entries; None when it is on another file system than the index. */
-  private def read(indexFs: FileSystem, root: Path, conf: Configuration): Option[Root] =
+  /**
+   * A root's status, ACL entries and reach; None when it is on another file system than the index, or (with
+   * `Missing.Close`) does not exist.
+   */
+  private def read(indexFs: FileSystem, root: Path, conf: Configuration, missing: Missing): Option[Root] =
     try {
       val fs = root.getFileSystem(conf)
       if (fs.getUri != indexFs.getUri) None
       else {
         val qualified = fs.makeQualified(root)
-        Some(Root(statusOf(fs, qualified), aclEntries(fs, qualified)))
+        val status = statusOf(fs, qualified)
+        val above = Iterator.iterate(qualified.getParent)(_.getParent).takeWhile(_ != null)
+          .map(p => (statusOf(fs, p), aclEntries(fs, p).getOrElse(Nil))).toSeq
+        Some(Root(status, aclEntries(fs, qualified), Reach.through(above, status.getGroup)))
       }
     } catch {
+      case _: FileNotFoundException if missing == Missing.Close => None
       case NonFatal(e) => throw new NotApplied(s"cannot read the permission of the source's directory $root ($e): " +
         s"it must exist and the user running hsbloom must be able to read its status, $InheritFix", e)
     }
@@ -106,17 +154,23 @@ object IndexPermissions {
       if (!action.implies(FsAction.READ)) FsAction.NONE
       else if (root.status.isDirectory) action
       else action.or(FsAction.EXECUTE)
-    val entries = roots.map(r => r.aclEntries.getOrElse(Nil).map(e => withAction(e, asDirectory(r, e.getPermission))))
+    // A named entry passes the directories above as others do; the owning group's entry as the group does.
+    def reached(root: Root, e: AclEntry): FsAction =
+      if (if (isOwningGroup(e)) root.reach.group else root.reach.others) asDirectory(root, e.getPermission)
+      else FsAction.NONE
+    val entries = roots.map(r => r.aclEntries.getOrElse(Nil).map(e => withAction(e, reached(r, e))))
     val copied = entries.distinct match {
       case Seq(same) => same
       case _ => Nil // the roots' ACLs differ: none of them is known to hold for the others
     }
     // Where named entries are not copied, a root's group class is its owning group's entry, as the mask bounds it.
     val groupActions = roots.zip(entries).map { case (root, rootEntries) =>
-      val bits = asDirectory(root, root.status.getPermission.getGroupAction)
+      val bits = if (root.reach.group) asDirectory(root, root.status.getPermission.getGroupAction) else FsAction.NONE
       if (copied.nonEmpty) bits else rootEntries.find(isOwningGroup).fold(bits)(_.getPermission.and(bits))
     }
-    val other = roots.map(r => asDirectory(r, r.status.getPermission.getOtherAction)).reduce(_.and(_))
+    val other = roots.map { r =>
+      if (r.reach.others) asDirectory(r, r.status.getPermission.getOtherAction) else FsAction.NONE
+    }.reduce(_.and(_))
     val groups = roots.map(_.status.getGroup).distinct
     val shared = if (groups.size == 1) Option(groups.head).filter(_.nonEmpty) else None
     Target(new FsPermission(FsAction.ALL, groupActions.reduce(_.and(_)), other), shared, copied)

@@ -44,13 +44,15 @@ final class IndexContext private (val spark: SparkSession, val name: String, val
   /**
    * Gives the index directory its source's permission (creating it closed if absent) before an operation writes
    * anything: read access to an index is read access to membership of the indexed values (docs/security.md).
+   * With `Missing.Close`, a root that is gone closes the index to its owner instead of failing.
    */
-  def giveSourcePermission(sourceRoots: Seq[String]): Unit = {
+  def giveSourcePermission(sourceRoots: Seq[String],
+      missing: IndexPermissions.Missing = IndexPermissions.Missing.Fail): Unit = {
     val setting = try HsbloomConf.IndexPermissions.get(spark) catch {
       case e: IllegalArgumentException => throw HsbloomException.indexPermissions(e.getMessage, e)
     }
     if (setting == HsbloomConf.PermissionsInherit) return
-    try IndexPermissions(indexPath, sourceRoots.map(new Path(_)), conf)
+    try IndexPermissions(indexPath, sourceRoots.map(new Path(_)), conf, missing)
     catch { case NonFatal(e) => throw HsbloomException.indexPermissions(String.valueOf(e.getMessage), e) }
   }
 }

@@ -3,9 +3,15 @@ package hsbloom.operations
 import org.apache.spark.sql.SparkSession
 
 import hsbloom.HsbloomException
+import hsbloom.index.IndexPermissions
 import hsbloom.log.{LogEntry, LogSteps, State}
 
-/** delete, restore, vacuum and cancel: the operations that change an index's state but build nothing. */
+/**
+ * delete, restore, vacuum and cancel: the operations that change an index's state but build nothing. All but
+ * cancel first give the index directory its source's permission again, as create and refresh do: a table
+ * closed since the last refresh closes its index at the next operation of any kind (a table that is gone
+ * closes it to its owner).
+ */
 object StateChanges {
   /** Soft delete: ACTIVE -> DELETED; queries stop using it, its data stays until vacuum. */
   def delete(spark: SparkSession, name: String): LogEntry = {
@@ -29,6 +35,7 @@ object StateChanges {
     if (base.isEmpty || (base.exists(_.state == State.DoesNotExist) && ctx.versionDirectories().isEmpty)) {
       throw HsbloomException.indexNotFound(s"index '$name' does not exist")
     }
+    followSource(ctx, base)
     val active = base.exists(_.state == State.Active)
     val keep = if (active) base.get.parts.toSet else Set.empty[Long] // every directory the version reads
     val op = new Operation(ctx, base, "vacuum")
@@ -62,8 +69,13 @@ object StateChanges {
 
   /** An operation whose only work is the state change itself (delete, restore). */
   private def transition(ctx: IndexContext, base: LogEntry, transient: State, done: State, operation: String): LogEntry = {
+    followSource(ctx, Some(base))
     val op = new Operation(ctx, Some(base), operation)
     val begin = op.begins(transient)()
     op.run(begin)(op.ends(begin, done)())
   }
+
+  /** The index directory gets its source's permission (closed when the source is gone), before anything is written. */
+  private def followSource(ctx: IndexContext, base: Option[LogEntry]): Unit =
+    ctx.giveSourcePermission(base.flatMap(_.source).map(_.rootPaths).getOrElse(Nil), IndexPermissions.Missing.Close)
 }

@@ -11,7 +11,7 @@ import org.apache.hadoop.fs.{FileStatus, Path, RawLocalFileSystem}
 import org.apache.hadoop.fs.permission.{AclEntry, AclEntryScope, AclEntryType, AclStatus, FsAction, FsPermission}
 import org.scalatest.funsuite.AnyFunSuite
 
-import hsbloom.index.IndexPermissions.{Root, Target}
+import hsbloom.index.IndexPermissions.{Reach, Root, Target}
 
 /** The local file system under the scheme `other:`: to Hadoop, another file system than `file:`. */
 class OtherLocalFileSystem extends RawLocalFileSystem {
@@ -88,6 +88,32 @@ class IndexPermissionsSuite extends AnyFunSuite {
       Target(mode("700"), Some("staff"), Nil))
   }
 
+  test("a class reaches a root only through directories above that let every one of its members through") {
+    def dir(permission: String, group: String, acl: AclEntry*): (FileStatus, Seq[AclEntry]) =
+      (new FileStatus(0, true, 1, 0, 0, 0, mode(permission), "alice", group, new Path("/d")), acl)
+    def through(above: (FileStatus, Seq[AclEntry])*): Reach = Reach.through(above, "staff")
+    assert(through() == Reach.Everyone)
+    assert(through(dir("755", "root"), dir("711", "root")) == Reach.Everyone)
+    assert(through(dir("755", "root"), dir("700", "root")) == Reach(group = false, others = false)) // a closed home
+    assert(through(dir("750", "staff")) == Reach(group = true, others = false))
+    assert(through(dir("750", "web")) == Reach(group = false, others = false))
+    assert(through(dir("705", "root")) == Reach(group = false, others = false)) // its group is stopped; so are we
+    assert(through(dir("655", "staff")) == Reach(group = false, others = false)) // its owner is stopped
+    val bobStopped = entry(AclEntryType.USER, "bob", FsAction.NONE)
+    assert(through(dir("755", "staff", bobStopped)) == Reach(group = false, others = false))
+    val defaultOnly = new AclEntry.Builder().setScope(AclEntryScope.DEFAULT).setType(AclEntryType.USER)
+      .setName("bob").setPermission(FsAction.NONE).build()
+    assert(through(dir("755", "staff", defaultOnly)) == Reach.Everyone) // a default entry governs new files only
+
+    val acl = Some(Seq(entry(AclEntryType.USER, "carol", FsAction.READ_EXECUTE),
+      entry(AclEntryType.GROUP, null, FsAction.READ_EXECUTE)))
+    def of(reach: Reach): Target = IndexPermissions.of(Seq(root("755", "staff", acl = acl).copy(reach = reach)))
+    assert(of(Reach.Everyone) == Target(mode("755"), Some("staff"), acl.get))
+    assert(of(Reach(group = true, others = false)) == Target(mode("750"), Some("staff"),
+      Seq(entry(AclEntryType.USER, "carol", FsAction.NONE), entry(AclEntryType.GROUP, null, FsAction.READ_EXECUTE))))
+    assert(of(Reach(group = false, others = false)).permission == mode("700"))
+  }
+
   private val conf = {
     val c = new Configuration()
     c.set("fs.other.impl", classOf[OtherLocalFileSystem].getName)
@@ -104,6 +130,13 @@ class IndexPermissionsSuite extends AnyFunSuite {
     path
   }
 
+  /** A temporary directory every user may traverse (the JVM makes them 700, which would close every root inside). */
+  private def openDirectory(): java.nio.file.Path = {
+    val dir = Files.createTempDirectory("permissions")
+    local.setPermission(new Path(dir.toUri), mode("755"))
+    dir
+  }
+
   private def modeAndGroup(path: Path): (String, String) = {
     val status = local.getFileStatus(path)
     (status.getPermission.toString, status.getGroup)
@@ -111,7 +144,7 @@ class IndexPermissionsSuite extends AnyFunSuite {
 
   // The tests below run as root, as CI does (setOwner to a group needs it); `daemon` is a group every Debian has.
   test("on the local file system: the index directory is created with the intersection and the shared group") {
-    val dir = Files.createTempDirectory("permissions")
+    val dir = openDirectory()
     val roots = Seq(directory(dir, "a", "750", "daemon"), directory(dir, "b", "755", "daemon"))
     val index = new Path(dir.resolve("system/index").toUri)
     local.mkdirs(index.getParent)
@@ -128,7 +161,7 @@ class IndexPermissionsSuite extends AnyFunSuite {
   }
 
   test("roots of different groups: the index keeps its own group, which gets only what others get") {
-    val dir = Files.createTempDirectory("permissions")
+    val dir = openDirectory()
     val index = new Path(dir.resolve("index").toUri)
     IndexPermissions.apply(index, Seq(directory(dir, "a", "750", "daemon"), directory(dir, "b", "750")), conf)
     assert(modeAndGroup(index) == ("rwx------", "root"))
@@ -136,8 +169,27 @@ class IndexPermissionsSuite extends AnyFunSuite {
     assert(modeAndGroup(index) == ("rwxr-xr-x", "root"))
   }
 
+  test("on the local file system: a table in a closed directory gets a closed index; a gone table closes it") {
+    val dir = openDirectory()
+    val home = directory(dir, "home", "700")
+    val table = directory(java.nio.file.Paths.get(home.toUri), "table", "755")
+    val index = new Path(dir.resolve("index").toUri)
+    IndexPermissions.apply(index, Seq(table), conf)
+    assert(modeAndGroup(index) == ("rwx------", "root"))
+
+    val team = directory(dir, "team", "750", "daemon")
+    val shared = directory(java.nio.file.Paths.get(team.toUri), "table", "755", "daemon")
+    IndexPermissions.apply(index, Seq(shared), conf)
+    assert(modeAndGroup(index) == ("rwxr-x---", "daemon"))
+
+    local.delete(shared, true)
+    intercept[IndexPermissions.NotApplied](IndexPermissions.apply(index, Seq(shared), conf))
+    IndexPermissions.apply(index, Seq(shared), conf, IndexPermissions.Missing.Close)
+    assert(modeAndGroup(index)._1 == "rwx------")
+  }
+
   test("a source on another file system gives its owner only, whatever its mode") {
-    val dir = Files.createTempDirectory("permissions")
+    val dir = openDirectory()
     val source = directory(dir, "table", "755")
     val index = new Path(dir.resolve("index").toUri)
     IndexPermissions.apply(index, Seq(new Path("other://" + source.toUri.getPath)), conf)
@@ -145,7 +197,7 @@ class IndexPermissionsSuite extends AnyFunSuite {
   }
 
   test("a root that cannot be read fails, naming the root and the way out") {
-    val dir = Files.createTempDirectory("permissions")
+    val dir = openDirectory()
     val index = new Path(dir.resolve("index").toUri)
     val missing = new Path(dir.resolve("gone").toUri)
     val e = intercept[IndexPermissions.NotApplied](IndexPermissions.apply(index, Seq(missing), conf))
@@ -155,7 +207,7 @@ class IndexPermissionsSuite extends AnyFunSuite {
   }
 
   test("on a file system with ACLs: the source's entries are copied, and entries the source has not are removed") {
-    val dir = Files.createTempDirectory("permissions")
+    val dir = openDirectory()
     def onAcl(p: Path): Path = new Path("acl://" + p.toUri.getPath)
     val source = onAcl(directory(dir, "table", "750"))
     val carol = entry(AclEntryType.USER, "carol", FsAction.READ_EXECUTE)
