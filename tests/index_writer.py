@@ -10,7 +10,7 @@
     index_writer.py halt-refresh SYSTEM_PATH NAME MODE
         prints "WRITER <jvm pid> <pid>", then calls refresh_index(NAME, MODE), whose JVM halts once the new
         version's data is written, before its completing log entry (the jar's LogSteps at "built": the JVM
-        prints "DYING built" and exits at once, as if killed).
+        prints "DYING built" and exits at once, as if killed); this process reaps it and exits with status 9.
     index_writer.py die-at SYSTEM_PATH NAME OPERATION STEP [SOURCE]
         runs OPERATION (create over the Parquet directory SOURCE, refresh-full, refresh-incremental,
         refresh-quick, delete, restore, vacuum) on NAME and dies abruptly at STEP, JVM and all (no rollback, no
@@ -100,9 +100,15 @@ def stall(system_path: str, data_path: str, name: str) -> None:
 
 def halt_refresh(system_path: str, name: str, mode: str) -> None:
     spark = start_spark(system_path)
-    print(f"WRITER {spark._jvm.java.lang.ProcessHandle.current().pid()} {os.getpid()}", flush=True)
+    jvm = jvm_process(spark)
+    print(f"WRITER {jvm.pid} {os.getpid()}", flush=True)
     spark._jvm.hsbloom.log.LogSteps.stopAt("built", "halt")
-    Hyperspace(spark).refresh_index(name, mode)
+    try:
+        Hyperspace(spark).refresh_index(name, mode)
+    except Exception:
+        if halted(jvm):  # reaped: its pid is gone, as a killed writer's is once its parent collects it
+            os._exit(9)
+        raise
 
 
 def halted(jvm: subprocess.Popen) -> bool:

@@ -139,7 +139,10 @@ class _raw_system_path:
         self.spark.conf.set("spark.hsbloom.system.path", self.uri)
 
     def __exit__(self, *exc: object) -> None:
-        self.spark.conf.set("spark.hsbloom.system.path", self.previous)
+        if self.previous is None:  # unset before: unset again (a session's conf takes no None)
+            self.spark.conf.unset("spark.hsbloom.system.path")
+        else:
+            self.spark.conf.set("spark.hsbloom.system.path", self.previous)
 
 
 def test_bad_system_paths_are_refused_before_anything_is_written(spark, source, tmp_path):

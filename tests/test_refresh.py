@@ -328,6 +328,7 @@ def test_a_refresh_killed_half_way_leaves_the_previous_version_in_use(spark, sys
     try:
         _, jvm_pid, _ = read_line(writer, "WRITER").split()
         read_line(writer, "DYING built")  # its data written, its completing entry not
+        assert writer.wait(timeout=120) == 9  # its JVM halted and reaped: that writer is provably dead
     finally:
         writer.send_signal(signal.SIGKILL)
         writer.wait()
