@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
 import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -32,8 +30,8 @@ from hsbloom.errors import (
 from hsbloom.results import State
 import jar_log
 from jar_log import Entry, held_files
+from writer_process import end_orphaned_jvm, read_line, start_writer
 
-WRITER_SCRIPT = Path(__file__).resolve().parent / "index_writer.py"
 NUM_FILES = 4
 NUM_ROWS = 200
 
@@ -307,27 +305,6 @@ def test_two_threads_creating_the_same_index(spark, hs, system_path, events):
     assert hs.index("contended").state == State.ACTIVE
 
 
-def read_line(proc: subprocess.Popen, prefix: str, timeout: float = 300) -> str:
-    """The first line of `proc`'s stdout starting with `prefix` (fails after `timeout` seconds)."""
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if selector.select(timeout=1):
-            line = proc.stdout.readline()
-            if not line:
-                raise AssertionError(f"writer process ended early:\n{proc.stderr.read()[-3000:]}")
-            if line.startswith(prefix):
-                return line.strip()
-    raise AssertionError(f"no {prefix!r} line from the writer process within {timeout} s")
-
-
-def start_writer(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(WRITER_SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
 def test_two_processes_creating_the_same_index(spark, hs, system_path, events, tmp_path):
     """This process and a writer process with its own SparkSession (and JVM) start together."""
     go = tmp_path / "go"
@@ -376,15 +353,4 @@ def test_a_build_killed_half_way_leaves_no_active_index_and_is_recovered(spark, 
         assert version_dirs(system_path, "killed") == ["v__=1"]
         assert hs.index("killed").num_rows == NUM_ROWS
     finally:
-        _end_orphaned_jvm(int(jvm_pid))
-
-
-def _end_orphaned_jvm(pid: int) -> None:
-    """The killed writer's JVM is gone once its process reaped it; make sure it is, whatever the test did."""
-    for _ in range(600):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
+        end_orphaned_jvm(int(jvm_pid))
