@@ -71,8 +71,9 @@ object HsbloomConf {
 
   val IndexPermissions: Setting[String] = choice("spark.hsbloom.index.permissions",
     Seq(PermissionsSource, PermissionsInherit),
-    "Whose permission an index directory gets at create and every refresh: source gives it the source " +
-      "directory's (mode bits, group, ACL entries), inherit leaves it to the file system (umask, parent's ACL).")
+    "Whose permission an index directory gets at create and every refresh, delete, restore and vacuum: " +
+      "source gives it the source directory's (mode bits, group, ACL entries, narrowed by the directories above " +
+      "it), inherit leaves it to the file system (umask, parent's ACL).")
 
   val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L,
     "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again (in the " +
