@@ -103,20 +103,22 @@ def halt_refresh(system_path: str, name: str, mode: str) -> None:
     jvm = jvm_process(spark)
     print(f"WRITER {jvm.pid} {os.getpid()}", flush=True)
     spark._jvm.hsbloom.log.LogSteps.stopAt("built", "halt")
+    call_until_halted(jvm, lambda: Hyperspace(spark).refresh_index(name, mode))
+
+
+def call_until_halted(jvm: subprocess.Popen, call: Callable[[], object]) -> None:
+    """Runs `call`; when it fails because the JVM halted at a LogSteps step (exit status 9), reaps the JVM (so its
+    pid is gone, as a killed writer's is once its parent collects it) and exits with 9 too."""
     try:
-        Hyperspace(spark).refresh_index(name, mode)
+        call()
     except Exception:
-        if halted(jvm):  # reaped: its pid is gone, as a killed writer's is once its parent collects it
+        try:
+            halted = jvm.wait(timeout=60) == 9
+        except subprocess.TimeoutExpired:  # still running: the call failed for another reason
+            halted = False
+        if halted:
             os._exit(9)
         raise
-
-
-def halted(jvm: subprocess.Popen) -> bool:
-    """Whether the JVM halted at a LogSteps step (exit status 9), after a call failed."""
-    try:
-        return jvm.wait(timeout=60) == 9
-    except subprocess.TimeoutExpired:  # still running: the call failed for another reason
-        return False
 
 
 def operation_call(spark: SparkSession, name: str, operation: str, source: str | None) -> Callable[[], object]:
@@ -163,12 +165,7 @@ def die_at(system_path: str, name: str, operation: str, step: str, source: str |
         print("FINISHED", flush=True)  # no data was written
         return
     spark._jvm.hsbloom.log.LogSteps.stopAt(step, "halt")  # the JVM prints "DYING <step>" and exits with 9
-    try:
-        call()
-    except Exception:
-        if halted(jvm):
-            os._exit(9)
-        raise
+    call_until_halted(jvm, call)
     print("FINISHED", flush=True)  # the step was never reached
 
 

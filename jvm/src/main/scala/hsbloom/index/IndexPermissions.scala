@@ -113,7 +113,8 @@ object IndexPermissions {
   def apply(indexDir: Path, sourceRoots: Seq[Path], conf: Configuration, missing: Missing = Missing.Fail): Unit = {
     val fs = indexDir.getFileSystem(conf)
     val dir = fs.makeQualified(indexDir)
-    val target = sourceRoots.map(read(fs, _, conf, missing)) match {
+    val above = scala.collection.mutable.Map.empty[Path, (FileStatus, Seq[AclEntry])] // shared by the roots
+    val target = sourceRoots.map(read(fs, _, conf, missing, above)) match {
       case roots if roots.nonEmpty && roots.forall(_.isDefined) => of(roots.flatten)
       case _ => Target(OwnerOnly, None, Nil) // a root on another file system, or no root at all
     }
@@ -127,18 +128,19 @@ object IndexPermissions {
 
   /**
    * A root's status, ACL entries and reach; None when it is on another file system than the index, or (with
-   * `Missing.Close`) does not exist.
+   * `Missing.Close`) does not exist. `above` keeps the directories above read so far: roots share most of them.
    */
-  private def read(indexFs: FileSystem, root: Path, conf: Configuration, missing: Missing): Option[Root] =
+  private def read(indexFs: FileSystem, root: Path, conf: Configuration, missing: Missing,
+      above: scala.collection.mutable.Map[Path, (FileStatus, Seq[AclEntry])]): Option[Root] =
     try {
       val fs = root.getFileSystem(conf)
       if (fs.getUri != indexFs.getUri) None
       else {
         val qualified = fs.makeQualified(root)
         val status = statusOf(fs, qualified)
-        val above = Iterator.iterate(qualified.getParent)(_.getParent).takeWhile(_ != null)
-          .map(p => (statusOf(fs, p), aclEntries(fs, p).getOrElse(Nil))).toSeq
-        Some(Root(status, aclEntries(fs, qualified), Reach.through(above, status.getGroup)))
+        val directoriesAbove = Iterator.iterate(qualified.getParent)(_.getParent).takeWhile(_ != null)
+          .map(p => above.getOrElseUpdate(p, (statusOf(fs, p), aclEntries(fs, p).getOrElse(Nil)))).toSeq
+        Some(Root(status, aclEntries(fs, qualified), Reach.through(directoriesAbove, status.getGroup)))
       }
     } catch {
       case _: FileNotFoundException if missing == Missing.Close => None
