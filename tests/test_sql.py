@@ -1,17 +1,20 @@
 """hsbloom's SQL statements through the `spark-sql` shell (pyspark's bin/spark-sql -f script.sql): every statement
 of docs/sql.md, with Delta, as a SQL user runs them; and their errors, named by their error classes.
 
-One shell process runs the whole script (a JVM start costs 10-60 s); `SELECT 'MARK', '<step>'` lines split its
-output into the answers of each step. A shell keeps going after an error only with hive.cli.errors.ignore, which
-the second script sets to collect every error in one run.
+One shell process runs one script for the whole module (a JVM start costs 10-60 s): the SQL quickstart as written,
+then every statement, then the statements that fail. `SELECT 'MARK', '<step>'` lines split its output into the
+answers of each step. A shell keeps going after an error only with hive.cli.errors.ignore, which the script needs
+for its last part; so the tests check that the errors it printed are exactly those of that part, in order.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -19,8 +22,9 @@ import hsbloom
 from conftest import ROOT, TEST_SETTINGS
 
 
-def run_script(tmp_path: Path, script: str, ignore_errors: bool = False) -> tuple[dict[str, list[list[str]]], str]:
-    """Run `script` in one spark-sql shell with hsbloom and Delta; (output rows by step, stderr)."""
+def run_script(tmp_path: Path, script: str) -> tuple[dict[str, list[list[str]]], str]:
+    """Run `script` in one spark-sql shell with hsbloom and Delta, going on after errors; (output rows by step,
+    stderr)."""
     path = tmp_path / "script.sql"
     path.write_text(script)
     conf = {
@@ -30,10 +34,8 @@ def run_script(tmp_path: Path, script: str, ignore_errors: bool = False) -> tupl
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={tmp_path / 'derby'}",
     }
     command = hsbloom.spark_sql_command(delta=True, master="local[2]", conf=conf) + ["-S"]
-    command += (["--hiveconf", "hive.cli.errors.ignore=true"] if ignore_errors else []) + ["-f", str(path)]
+    command += ["--hiveconf", "hive.cli.errors.ignore=true", "-f", str(path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
-    if not ignore_errors:
-        assert done.returncode == 0, done.stderr[-4000:]
     steps: dict[str, list[list[str]]] = {}
     current = "start"
     for line in done.stdout.splitlines():
@@ -113,18 +115,88 @@ SHOW BLOOMFILTER INDEXES;
 """
 
 
-def test_the_sql_quickstart_runs_as_written(tmp_path):
-    steps, _ = run_script(tmp_path, (ROOT / "examples" / "sql_quickstart.sql").read_text())
-    output = "\n".join("\t".join(row) for row in steps["start"])
+ERRORS = """
+CREATE TABLE t USING parquet AS SELECT id, map('k', id) AS m FROM range(10);
+CREATE BLOOMFILTER INDEX t_ids ON t (id);
+CREATE BLOOMFILTER INDEX t_ids ON t (id);
+CREATE BLOOMFILTER INDEX t_x ON t (nope);
+CREATE BLOOMFILTER INDEX t_m ON t (m);
+CREATE BLOOMFILTER INDEX t_y ON t (id) OPTIONS (fpp = 2);
+CREATE BLOOMFILTER INDEX t_z ON t (id) OPTIONS (colour = 'red');
+RESTORE BLOOMFILTER INDEX t_ids;
+DESCRIBE BLOOMFILTER INDEX absent;
+DROP BLOOMFILTER INDEX ids please;
+SELECT 'MARK', 'end';
+SHOW BLOOMFILTER INDEXES;
+"""
+# The errors ERRORS makes, in order: (error class, what its message says).
+EXPECTED_ERRORS = [
+    ("HSBLOOM_INDEX_EXISTS", "index 't_ids' already exists (ACTIVE)"),
+    ("HSBLOOM_UNSUPPORTED_SOURCE", "unknown column 'nope'"),
+    ("HSBLOOM_UNSUPPORTED_SOURCE", "column 'm' has type map<string,bigint>, which hsbloom cannot index"),
+    ("HSBLOOM_INVALID_CONFIG", "fpp must be strictly between 0 and 1"),
+    ("HSBLOOM_INVALID_CONFIG", "colour"),
+    ("HSBLOOM_INDEX_STATE", "cannot restore index 't_ids': it is ACTIVE"),
+    ("HSBLOOM_INDEX_NOT_FOUND", "index 'absent' does not exist"),
+    ("PARSE_SYNTAX_ERROR", "DROP BLOOMFILTER INDEX [IF EXISTS] name [FORCE]"),
+]
+
+
+class ShellRun(NamedTuple):
+    steps: dict[str, list[list[str]]]  # the output rows of each step
+    stderr: str
+    folder: Path  # its warehouse, index system path and script
+    statements: int  # how many statements the script holds
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory) -> ShellRun:
+    """The one shell run of the module: the SQL quickstart, STATEMENTS, then ERRORS."""
+    folder = tmp_path_factory.mktemp("sql")
+    stuck_create(folder / "indexes", "stuck")
+    events = folder / "warehouse" / "events"
+    script = "\n".join([
+        "SELECT 'MARK', 'quickstart';",
+        (ROOT / "examples" / "sql_quickstart.sql").read_text(),
+        "SELECT 'MARK', 'statements';",
+        STATEMENTS.format(events=f"file:{events}"),
+        "SELECT 'MARK', 'errors';",
+        ERRORS,
+    ])  # fmt: skip
+    # Every statement of these scripts ends a line with its semicolon.
+    statements = sum(1 for line in script.splitlines() if line.rstrip().endswith(";") and not line.startswith("--"))
+    steps, stderr = run_script(folder, script)
+    return ShellRun(steps, stderr, folder, statements)
+
+
+# How the shell reports each statement: a line `Time taken: ...` when it succeeded, else its error's class in
+# brackets starting a line, then the message.
+SUCCEEDED = re.compile(r"^Time taken: ", re.MULTILINE)
+ERROR_LINE = re.compile(r"^\[([A-Z][A-Z0-9_]+)\] ", re.MULTILINE)
+
+
+def printed_errors(stderr: str) -> list[tuple[str, int]]:
+    """The error classes of the statements that failed, as the shell printed them, with where each starts."""
+    return [(found.group(1), found.start()) for found in ERROR_LINE.finditer(stderr)]
+
+
+def assert_only_the_errors_of_ERRORS_failed(run: ShellRun) -> None:
+    """Every statement succeeded but the EXPECTED_ERRORS of ERRORS, which failed in that order."""
+    printed = [name for name, _ in printed_errors(run.stderr)]
+    assert printed == [name for name, _ in EXPECTED_ERRORS], run.stderr[-6000:]
+    assert len(SUCCEEDED.findall(run.stderr)) == run.statements - len(EXPECTED_ERRORS), run.stderr[-6000:]
+
+
+def test_the_sql_quickstart_runs_as_written(shell):
+    assert_only_the_errors_of_ERRORS_failed(shell)
+    output = "\n".join("\t".join(row) for row in shell.steps["quickstart"])
     assert "quickstart_ids\t[\"user_id\"]\tACTIVE" in output
     assert "16 files -> 1" in output and "18 files -> 1" in output  # the lookup; after the refreshes
 
 
-def test_every_statement_through_the_spark_sql_shell(tmp_path):
-    stuck_create(tmp_path / "indexes", "stuck")
-    events = tmp_path / "warehouse" / "events"
-    steps, _ = run_script(tmp_path, STATEMENTS.format(events=f"file:{events}"))
-
+def test_every_statement_through_the_spark_sql_shell(shell):
+    assert_only_the_errors_of_ERRORS_failed(shell)
+    steps, events = shell.steps, shell.folder / "warehouse" / "events"
     assert steps["create"] == []  # a statement that changes an index returns no rows
     shown = {row[0]: row for row in steps["show"]}
     assert shown["stuck"][2] == "CREATING"  # an operation in progress is listed, so a stuck one is visible
@@ -159,37 +231,10 @@ def test_every_statement_through_the_spark_sql_shell(tmp_path):
     assert names["paths.ids"][3] == f"parquet file:{events}"
 
 
-ERRORS = """
-CREATE TABLE t USING parquet AS SELECT id, map('k', id) AS m FROM range(10);
-CREATE BLOOMFILTER INDEX t_ids ON t (id);
-CREATE BLOOMFILTER INDEX t_ids ON t (id);
-CREATE BLOOMFILTER INDEX t_x ON t (nope);
-CREATE BLOOMFILTER INDEX t_m ON t (m);
-CREATE BLOOMFILTER INDEX t_y ON t (id) OPTIONS (fpp = 2);
-CREATE BLOOMFILTER INDEX t_z ON t (id) OPTIONS (colour = 'red');
-RESTORE BLOOMFILTER INDEX t_ids;
-DESCRIBE BLOOMFILTER INDEX absent;
-DROP BLOOMFILTER INDEX ids please;
-SELECT 'MARK', 'end';
-SHOW BLOOMFILTER INDEXES;
-"""
-
-
-def test_errors_name_the_problem_with_hsbloom_error_classes(tmp_path):
-    steps, stderr = run_script(tmp_path, ERRORS, ignore_errors=True)
-    expected = [
-        ("HSBLOOM_INDEX_EXISTS", "index 't_ids' already exists (ACTIVE)"),
-        ("HSBLOOM_UNSUPPORTED_SOURCE", "unknown column 'nope'"),
-        ("HSBLOOM_UNSUPPORTED_SOURCE", "column 'm' has type map<string,bigint>, which hsbloom cannot index"),
-        ("HSBLOOM_INVALID_CONFIG", "fpp must be strictly between 0 and 1"),
-        ("HSBLOOM_INVALID_CONFIG", "colour"),
-        ("HSBLOOM_INDEX_STATE", "cannot restore index 't_ids': it is ACTIVE"),
-        ("HSBLOOM_INDEX_NOT_FOUND", "index 'absent' does not exist"),
-        ("PARSE_SYNTAX_ERROR", "DROP BLOOMFILTER INDEX [IF EXISTS] name [FORCE]"),
-    ]
-    position = 0
-    for condition, text in expected:
-        at = stderr.find(f"[{condition}]", position)
-        assert at >= 0 and text in stderr[at:at + 2000], (condition, text, stderr[position:position + 3000])
-        position = at + 1
-    assert [row[:3] for row in steps["end"]] == [["t_ids", '["id"]', "ACTIVE"]]  # nothing else was written
+def test_errors_name_the_problem_with_hsbloom_error_classes(shell):
+    assert_only_the_errors_of_ERRORS_failed(shell)
+    steps, stderr = shell.steps, shell.stderr
+    for (condition, text), (_, at) in zip(EXPECTED_ERRORS, printed_errors(stderr)):
+        assert text in stderr[at:at + 2000], (condition, text, stderr[at:at + 3000])
+    # nothing else was written: the indexes listed before ERRORS, and t_ids
+    assert [row[:3] for row in steps["end"]] == [row[:3] for row in steps["delta"]] + [["t_ids", '["id"]', "ACTIVE"]]
