@@ -77,8 +77,10 @@ case "$cmd" in
     run_sbt test bench/compile testKms/package
     log "running pytest"
     # Two test processes (one per core, each with its own SparkSession): much of a test's time is Spark's
-    # scheduling and the JVM's latency, not CPU. A test file runs whole in one process (its module fixtures).
-    cd "$ROOT" && exec "$PY" -m pytest -n "${HSBLOOM_TEST_WORKERS:-2}" --dist loadfile "$@" ;;
+    # scheduling and the JVM's latency, not CPU. A test file runs whole in one process (its module fixtures);
+    # files go out in collection order, the slowest first (tests/conftest.py, SLOWEST_FILES_FIRST), not xdist's
+    # default of the files with the most tests first.
+    cd "$ROOT" && exec "$PY" -m pytest -n "${HSBLOOM_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@" ;;
   bench)
     setup
     build_bench_jar
