@@ -5,7 +5,7 @@
 # each step is skipped when what it makes is already up to date.
 #
 #   ./dev.sh example        set up, then run examples/quickstart.py
-#   ./dev.sh test [ARGS]    set up, then run the Scala tests (sbt test) and pytest ARGS
+#   ./dev.sh test [ARGS]    set up, then run the Scala tests (sbt test) alongside pytest ARGS
 #   ./dev.sh build          set up only (venv + jar)
 #   ./dev.sh bench NAME     set up, then run bench/NAME.py
 #   ./dev.sh sbt ARGS       run sbt in jvm/ with the project's settings
@@ -71,16 +71,40 @@ case "$cmd" in
   example) setup; exec "$PY" "$ROOT/examples/quickstart.py" "$@" ;;
   test)
     setup
-    log "running the Scala tests"
-    # The benchmarks compile too, so a change that breaks them fails here; the test KMS client's jar, which the
-    # Python tests that write encrypted Parquet put on their sessions' classpath (tests/conftest.py).
-    run_sbt test bench/compile testKms/package
+    # The test KMS client's jar first: the Python tests that write encrypted Parquet put it on their sessions'
+    # classpath (tests/conftest.py).
+    run_sbt testKms/package
+    # The Scala tests run in the background while pytest runs: compiling and running them keeps about one core
+    # busy for minutes, and pytest's processes wait on their JVMs much of the time. The benchmarks compile too,
+    # so a change that breaks them fails here. Job control gives sbt its own process group, stopped as a whole.
+    scala_log="$ROOT/jvm/target/scala-tests.log"
+    mkdir -p "$(dirname "$scala_log")"
+    log "running the Scala tests in the background (their output: $scala_log)"
+    set -m
+    run_sbt test bench/compile > "$scala_log" 2>&1 &
+    scala=$!
+    set +m
+    trap 'kill -- -"$scala" 2>/dev/null || true' EXIT
     log "running pytest"
     # Two test processes (one per core, each with its own SparkSession): much of a test's time is Spark's
     # scheduling and the JVM's latency, not CPU. A test file runs whole in one process (its module fixtures);
     # files go out in collection order, the slowest first (tests/conftest.py, SLOWEST_FILES_FIRST), not xdist's
     # default of the files with the most tests first.
-    cd "$ROOT" && exec "$PY" -m pytest -n "${HSBLOOM_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@" ;;
+    python_status=0
+    (cd "$ROOT" && "$PY" -m pytest -n "${HSBLOOM_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@") ||
+      python_status=$?
+    log "waiting for the Scala tests"
+    scala_status=0
+    wait "$scala" || scala_status=$?
+    trap - EXIT
+    if [ "$scala_status" -ne 0 ]; then
+      tail -n 300 "$scala_log"
+      log "the Scala tests failed (exit $scala_status); their whole output: $scala_log"
+    else
+      grep -E '^\[info\] (Run completed|Tests:|All tests passed)' "$scala_log" || true
+    fi
+    if [ "$python_status" -ne 0 ]; then log "pytest failed (exit $python_status)"; fi
+    exit $(( python_status != 0 ? python_status : scala_status )) ;;
   bench)
     setup
     build_bench_jar
