@@ -1,9 +1,10 @@
 """The driver program of tests/test_cluster.py: hsbloom on a real standalone cluster, as a user runs it.
 
-    python tests/cluster_driver.py MASTER_URL WORK_DIR
+    python tests/cluster_driver.py MASTER_URL WORK_DIR EXECUTORS
 
 Starts its session with `hsbloom.configure(builder, delta=True)` only (no PYSPARK_PYTHON, no spark.jars),
-runs each scenario with hsbloom on and off, and prints one line `RESULTS <json>` for the tests to judge.
+waits until EXECUTORS executors have registered (the cluster's workers may still be starting), runs each
+scenario with hsbloom on and off, and prints one line `RESULTS <json>` for the tests to judge.
 """
 
 from __future__ import annotations
@@ -120,11 +121,22 @@ def phase(name: str, began: list[float]) -> None:
     began[0] = now
 
 
-def main(master: str, work_dir: str) -> None:
+def wait_for_executors(spark: Any, count: int, timeout: float = 300.0) -> None:
+    """Until `count` executors have registered, so that every one of them runs the scenarios' tasks."""
+    deadline = time.monotonic() + timeout
+    while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1 < count:  # minus the driver
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"fewer than {count} executors registered within {timeout:.0f} s")
+        time.sleep(0.5)
+
+
+def main(master: str, work_dir: str, executors: int) -> None:
     work = Path(work_dir)
     began = [time.monotonic()]
     spark = start(master, work)
     phase("session start", began)
+    wait_for_executors(spark, executors)
+    phase("executors", began)
     sc = spark.sparkContext
     out: dict[str, Any] = {
         "master": sc.master,
@@ -142,4 +154,4 @@ def main(master: str, work_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))

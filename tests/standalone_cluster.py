@@ -15,6 +15,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import pyspark
 
@@ -59,6 +60,7 @@ class StandaloneCluster:
     worker_memory: str = "1g"
     processes: list[subprocess.Popen] = field(default_factory=list)
     master_url: str = ""
+    ui_port: int = 0
 
     def _spawn(self, name: str, *args: str) -> subprocess.Popen:
         log = open(self.root / f"{name}.log", "w")
@@ -72,32 +74,48 @@ class StandaloneCluster:
         return process
 
     def start(self, timeout: float = 120.0) -> None:
-        port, ui_port = free_port(), free_port()
+        """Start the master and the workers, and wait until every worker has registered."""
+        self.launch(timeout)
+        self.wait_for_workers(timeout)
+
+    def launch(self, timeout: float = 120.0) -> None:
+        """Start the master and the workers; return once the master answers, while the workers may still be
+        starting (a driver started now gets its executors as they register)."""
+        port, self.ui_port = free_port(), free_port()
         self.master_url = f"spark://127.0.0.1:{port}"
         self._spawn("master", "org.apache.spark.deploy.master.Master",
-                    "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui_port))  # fmt: skip
+                    "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(self.ui_port))  # fmt: skip
         for n in range(self.workers):
             work_dir = self.root / f"worker-{n}"
             work_dir.mkdir()
             self._spawn(f"worker-{n}", "org.apache.spark.deploy.worker.Worker",
                         "--host", "127.0.0.1", "--webui-port", str(free_port()), "--cores", "1",
                         "--memory", self.worker_memory, "--work-dir", str(work_dir), self.master_url)  # fmt: skip
+        self._wait_until(lambda: self.alive_workers(self.ui_port) is not None, "the master did not answer", timeout)
+
+    def wait_for_workers(self, timeout: float = 120.0) -> None:
+        """Wait until every worker has registered with the master."""
+        self._wait_until(lambda: (self.alive_workers(self.ui_port) or 0) >= self.workers,
+                         "the workers did not register", timeout)  # fmt: skip
+
+    def _wait_until(self, done: Callable[[], bool], what: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while self.alive_workers(ui_port) < self.workers:
+        while not done():
             for process in self.processes:
                 if process.poll() is not None:
                     raise RuntimeError(f"a cluster process exited early; see the logs in {self.root}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the workers did not register within {timeout:.0f} s; see the logs in {self.root}")
+                raise RuntimeError(f"{what} within {timeout:.0f} s; see the logs in {self.root}")
             time.sleep(0.5)
 
     @staticmethod
-    def alive_workers(ui_port: int) -> int:
+    def alive_workers(ui_port: int) -> int | None:
+        """How many workers the master counts alive; None while it does not answer."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as reply:
                 return int(json.load(reply).get("aliveworkers", 0))
         except OSError:
-            return 0
+            return None
 
     def stop(self) -> None:
         for process in reversed(self.processes):  # workers (and their executors) first, then the master

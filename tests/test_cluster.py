@@ -34,14 +34,16 @@ def cluster_run(tmp_path_factory) -> dict:
     cluster = StandaloneCluster(root, env)
     driver = None
     try:
-        cluster.start()
+        # The driver starts while the workers register (each is a JVM start); it waits for their executors.
+        cluster.launch()
         work = root / "work"
         work.mkdir()
         with open(root / "driver.log", "w") as log:
             driver = subprocess.Popen(
-                [sys.executable, str(DRIVER), cluster.master_url, str(work)],
+                [sys.executable, str(DRIVER), cluster.master_url, str(work), str(cluster.workers)],
                 stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=root, start_new_session=True,
             )  # fmt: skip
+            cluster.wait_for_workers()
             stdout, _ = driver.communicate(timeout=600)
         lines = [line for line in stdout.splitlines() if line.startswith("RESULTS ")]
         assert lines, f"the driver failed (exit {driver.returncode}):\n{(root / 'driver.log').read_text()[-4000:]}"
