@@ -111,5 +111,5 @@ case "$cmd" in
     name="${1:?usage: ./dev.sh bench NAME}"; shift
     exec "$PY" "$ROOT/bench/$name.py" "$@" ;;
   sbt) setup_python; run_sbt "$@" ;;
-  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
