@@ -15,6 +15,8 @@ import pyarrow.fs as pafs
 
 from hsbloom.errors import InvalidArgumentError
 
+# A path with no empty, "." or ".." segment, no backslash and no trailing slash (normalizing leaves it as it is).
+_PLAIN = re.compile(r"(?:/(?!\.{1,2}(?:/|$))[^/\\]+)+$")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(.*)$", re.S)
 
 
@@ -50,6 +52,8 @@ def local_path(uri: str) -> str:
 def file_key(path: str) -> Optional[str]:
     """The key of a path (`scheme://authority/path`, the path with `//` collapsed and no trailing `/`), or None
     for a spelling this reader does not key (such a file is never matched to the index, so it is read)."""
+    if path.startswith("file:/") and path[6:7] != "/" and _PLAIN.match(path, 5):
+        return "file://" + path[5:]  # the spelling the jar stores for local files, read off the string
     match = _SCHEME.match(path)
     if match is None:
         if not path.startswith("/"):

@@ -213,14 +213,16 @@ def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tupl
             try:
                 pf = pq.ParquetFile(fs.open_input_file(part))
                 _check_schema(part, pf.schema_arrow)
-                rows = pf.read(columns=[c for c, _ in COLUMNS]).to_pylist()
+                table = pf.read(columns=[c for c, _ in COLUMNS])
+                nulls = any(table.column(c).null_count for c, _ in COLUMNS)
+                rows = table.to_pylist()
             except OlderLayout:
                 raise
             except (OSError, ValueError, pa.ArrowException) as exc:
                 _warn(damage, f"{part}: the file table part cannot be read ({exc})")
                 continue
             for row in rows:
-                if any(v is None for v in row.values()) or row_checksum(row, seed) != row["row_checksum"]:
+                if (nulls and any(v is None for v in row.values())) or row_checksum(row, seed) != row["row_checksum"]:
                     bad += 1
                     continue
                 if row["file_id"] in dropped:
