@@ -68,8 +68,8 @@ def _sql_list(values: list) -> str:
 
 
 def duckdb_read(files, column: str, values: list) -> int:
-    listing = files if isinstance(files, str) else "[" + ", ".join(f"'{f}'" for f in files) + "]"
-    return duckdb.sql(f"SELECT count(*) FROM read_parquet({listing}) WHERE {column} IN ({_sql_list(values)})").fetchone()[0]
+    listing = f"'{files}'" if isinstance(files, str) else "[" + ", ".join(f"'{f}'" for f in files) + "]"
+    return duckdb.sql(f"SELECT count(*) FROM read_parquet({listing}) WHERE {column} IN ({_sql_list(values)})").fetchall()[0][0]
 
 
 def pyarrow_read(dataset: ds.Dataset, column: str, values: list) -> int:

@@ -121,12 +121,13 @@ class Index:
         reasons: list = []
         usable = self._usable_columns(predicate, listing, reasons)
         kept, skipped, not_held = [], [], 0
+        test = self._compile(predicate, usable)
         for f in files:
             held = self._held.get(f.key) if f.key is not None else None
             if held is None or held.size != f.size or held.mtime != f.mtime:
                 not_held += 1
                 kept.append(f.path)
-            elif self._may_match(predicate, held, usable):
+            elif test(held):
                 kept.append(f.path)
             else:
                 skipped.append(f.path)
@@ -145,7 +146,8 @@ class Index:
             raise InvalidArgumentError(f"the index is not usable: {self.unusable}")
         usable = {c: self.version.schema.get(c, "") for c in _columns(predicate) if c in self.version.indexed_columns
                   and literals.is_hashable_type(self.version.schema.get(c, ""))}
-        return sorted(h.path for h in self._held.values() if self._may_match(predicate, h, usable))
+        test = self._compile(predicate, usable)
+        return sorted(h.path for h in self._held.values() if test(h))
 
     def _usable_columns(self, predicate: Predicate, listing: sources.Listing, reasons: list) -> dict:
         """{column: recorded type} of the predicate's columns the index can probe; a reason for each other."""
@@ -164,32 +166,39 @@ class Index:
             usable[column] = spark_type
         return usable
 
-    def _may_match(self, p: Predicate, held: tables.HeldFile, usable: dict) -> bool:
-        if isinstance(p, And):
-            return all(self._may_match(c, held, usable) for c in p.children)
-        if isinstance(p, Or):
-            return any(self._may_match(c, held, usable) for c in p.children)
-        if p.column not in usable:
-            return _KEEP
-        entry = held.columns.get(p.column)
-        if entry is None:
-            return _KEEP
+    def _compile(self, p: Predicate, usable: dict):
+        """`p` as a test of one held file, its literals hashed once per query (not once per file)."""
+        if isinstance(p, (And, Or)):
+            tests = [self._compile(c, usable) for c in p.children]
+            if isinstance(p, And):
+                return lambda held: all(t(held) for t in tests)
+            return lambda held: any(t(held) for t in tests)
+        column = p.column
+        if column not in usable:
+            return lambda held: _KEEP
         if isinstance(p, IsNull):
-            return entry.num_nulls > 0
-        values = (p.value,) if isinstance(p, Eq) else p.values
+            return lambda held: _KEEP if (e := held.columns.get(column)) is None else e.num_nulls > 0
         hashes: list = []
-        for v in values:
-            h = literals.hashes_for(v, usable[p.column])
+        for v in (p.value,) if isinstance(p, Eq) else p.values:
+            h = literals.hashes_for(v, usable[column])
             if h is None:
-                return _KEEP
+                return lambda held: _KEEP
             hashes += h
         if not hashes:
-            return _SKIP  # only NULLs: `= NULL` matches no row
-        if entry.num_rows == entry.num_nulls:
-            return _SKIP  # no non-null value
-        if entry.group is None:
-            return _KEEP
-        return any(self._blocks.might_contain(entry.group, entry.position, h) for h in hashes)
+            return lambda held: _SKIP  # only NULLs: `= NULL` matches no row
+        blocks = self._blocks
+
+        def probe(held: tables.HeldFile) -> bool:
+            entry = held.columns.get(column)
+            if entry is None:
+                return _KEEP
+            if entry.num_rows == entry.num_nulls:
+                return _SKIP  # no non-null value
+            if entry.group is None:
+                return _KEEP
+            return any(blocks.might_contain(entry.group, entry.position, h) for h in hashes)
+
+        return probe
 
 
 def _columns(p: Predicate) -> set:
