@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+import numpy as np
 import pyarrow.fs as pafs
 
 from hsbloom.errors import InvalidArgumentError
@@ -81,6 +82,7 @@ class Index:
             warnings.warn(f"hsbloom index {path} is not used, every file is read: {exc}", UnusableIndexWarning,
                           stacklevel=2)
         self._blocks = tables.Blocks(self._fs, self.damage)
+        self._groups: Optional[dict] = None  # column -> [(group, member positions, files)], built at the first probe
 
     @property
     def source(self) -> Optional[str]:
@@ -186,7 +188,7 @@ class Index:
             hashes += h
         if not hashes:
             return lambda held: _SKIP  # only NULLs: `= NULL` matches no row
-        blocks = self._blocks
+        may_hold = self._files_whose_filters_may_hold(column, hashes)
 
         def probe(held: tables.HeldFile) -> bool:
             entry = held.columns.get(column)
@@ -196,9 +198,28 @@ class Index:
                 return _SKIP  # no non-null value
             if entry.group is None:
                 return _KEEP
-            return any(blocks.might_contain(entry.group, entry.position, h) for h in hashes)
+            return id(held) in may_hold
 
         return probe
+
+    def _files_whose_filters_may_hold(self, column: str, hashes: list) -> set:
+        """id() of each held file whose `column` filter may hold one of `hashes`: each group's stripe is probed
+        for all its members at once (one numpy step per group and hash, not a Python call per file)."""
+        if self._groups is None:
+            self._groups = {}
+            for held in self._held.values():
+                for name, entry in held.columns.items():
+                    if entry.group is not None:
+                        self._groups.setdefault(name, {}).setdefault(entry.group, []).append((entry.position, held))
+            self._groups = {name: [(g, np.array([m[0] for m in ms]), [m[1] for m in ms]) for g, ms in groups.items()]
+                            for name, groups in self._groups.items()}
+        found: set = set()
+        for group, positions, files in self._groups.get(column, []):
+            hit = np.zeros(len(files), dtype=bool)
+            for h in hashes:
+                hit |= self._blocks.members_containing(group, positions, h)
+            found.update(id(f) for f, may in zip(files, hit) if may)
+        return found
 
 
 def _columns(p: Predicate) -> set:

@@ -43,7 +43,6 @@ COLUMNS = (
     ("filter_checksum", pa.int64()),
     ("row_checksum", pa.int64()),
 )
-_SALTS = [int(s) for s in SALTS]
 
 
 class IndexDamageWarning(UserWarning):
@@ -132,18 +131,16 @@ class Blocks:
         self._damage = damage
         self._stripes: dict = {}
 
-    def might_contain(self, group: Group, position: int, h: int) -> bool:
+    def members_containing(self, group: Group, positions: np.ndarray, h: int) -> np.ndarray:
+        """For each member position of `group`, whether its filter may hold `h`: one stripe, all members at once."""
         b = ((h >> 32) * group.num_blocks) >> 32
-        s = b // group.rows_per_stripe
-        stripe = self._stripe(group, s)
+        stripe = self._stripe(group, b // group.rows_per_stripe)
         if stripe is None:
-            return True
-        at = ((b % group.rows_per_stripe) * group.count + position) * 8  # in 32-bit words
-        key = h & 0xFFFFFFFF
-        for i in range(8):
-            if not (int(stripe[at + i]) >> (((key * _SALTS[i]) & 0xFFFFFFFF) >> 27)) & 1:
-                return False
-        return True
+            return np.ones(len(positions), dtype=bool)
+        words = stripe[((b % group.rows_per_stripe) * group.count + positions)[:, None] * 8 + np.arange(8)]
+        key = np.uint64(h & 0xFFFFFFFF)
+        bits = ((key * SALTS.astype(np.uint64)) & np.uint64(0xFFFFFFFF)) >> np.uint64(27)
+        return np.all((words >> bits.astype(np.uint32)) & np.uint32(1), axis=1)
 
     def _stripe(self, group: Group, s: int) -> Optional[np.ndarray]:
         cache_key = (group.path, group.offset, s)
