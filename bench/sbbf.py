@@ -24,8 +24,7 @@ from common import session
 
 from hsbloom import jar
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
-from oracle.sbbf import Sbbf  # noqa: E402  (the Python SBBF is the tests' oracle)
+from hsbloom.readers.sbbf import Sbbf  # the Python SBBF (the reader's and the tests' check of the jar)
 
 NUM_BYTES = 4 * 1024 * 1024
 IMPLEMENTATIONS = ("hsbloom Python (numpy)", "parquet-java", "hsbloom Scala")

@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from oracle.hashing import arrow_type_for
-from oracle.sbbf import read_header
+from hsbloom.readers.parquet_hash import arrow_type_for
+from hsbloom.readers.sbbf import read_header
 
 VECTORS = Path(__file__).resolve().parent / "vectors" / "sbbf_vectors.json"
 

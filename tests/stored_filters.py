@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from hsbloom import jar
-from oracle.sbbf_header import header_bytes
+from hsbloom.readers.sbbf_header import header_bytes
 
 
 def file_table(spark: Any, data_path: str) -> DataFrame:

@@ -23,7 +23,7 @@ import pytest
 
 import hsbloom
 from hsbloom.explain import files_read
-from oracle.sbbf import Sbbf
+from hsbloom.readers.sbbf import Sbbf
 from pruning_support import outcomes
 from stored_filters import rows_with_filters
 

@@ -21,7 +21,7 @@ from hsbloom import settings
 
 import hsbloom
 from hsbloom.explain import row_group_counts
-from oracle.sbbf import Sbbf
+from hsbloom.readers.sbbf import Sbbf
 from pruning_support import join_on_and_off, outcomes
 from stored_filters import rows_with_filters
 from test_adopt import COLUMNS, local, parquet_files, predicates, rows, write_spark

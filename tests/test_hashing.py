@@ -1,4 +1,4 @@
-"""The hash oracle (tests/oracle/hashing.py) against the xxhash package and the Parquet PLAIN encoding, type by type."""
+"""The package's Parquet hash (hsbloom/readers/parquet_hash.py) against the xxhash package and the Parquet PLAIN encoding, type by type."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle.hashing import (
+from hsbloom.readers.parquet_hash import (
     UnsupportedTypeError,
     arrow_type_for,
     hash_array,
@@ -21,7 +21,7 @@ from oracle.hashing import (
     min_bytes_for_precision,
     nonnull_hashes,
 )
-from oracle.xxh64 import xxh64_bytes
+from hsbloom.readers.xxh64 import xxh64_bytes
 
 
 def xxh(data: bytes) -> int:

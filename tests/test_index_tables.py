@@ -2,8 +2,8 @@
 
 One index over a generated table of 60 Parquet files and eight column types is
 built once for the module. pyarrow reads the index tables and the source
-files; the SBBF oracle (tests/oracle, not the JVM code that wrote the filters)
-parses every filter blob and checks values hashed by the hash oracle.
+files; the Python SBBF (hsbloom/readers, not the JVM code that wrote the filters)
+parses every filter blob and checks values hashed by the Python Parquet hash.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import pytest
 import xxhash
 
 from hsbloom import BFIndexConfig, Hyperspace
-from oracle.hashing import hash_array
+from hsbloom.readers.parquet_hash import hash_array
 from jar_log import held_files, log_of
-from oracle.sbbf import Sbbf
+from hsbloom.readers.sbbf import Sbbf
 from source_support import describe
 from stored_filters import file_table, filter_of, rows_with_filters, stripes
 

@@ -24,7 +24,7 @@ from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import ConcurrentOperationError, IndexStateError
 from hsbloom.explain import forget_index_listing
 from jar_log import held_files, log_of
-from oracle.sbbf import Sbbf
+from hsbloom.readers.sbbf import Sbbf
 from pruning_support import files_read, outcomes
 from writer_process import end_orphaned_jvm, read_line, start_writer
 

@@ -20,7 +20,7 @@ import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace, jar
 from build_support import build_index_data
 from hsbloom.errors import IndexStateError
-from oracle.sbbf_header import header_bytes
+from hsbloom.readers.sbbf_header import header_bytes
 from pruning_support import files_read
 from source_support import describe
 from test_refresh import (  # noqa: F401  (growing and pruning_disabled_afterwards are fixtures)

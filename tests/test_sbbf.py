@@ -1,4 +1,4 @@
-"""The SBBF oracle (tests/oracle/sbbf.py): construction, serialization, insert/check, union and folding, false positives."""
+"""The package's SBBF (hsbloom/readers/sbbf.py): construction, serialization, insert/check, union and folding, false positives."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import oracle.sbbf as sbbf_module
-from oracle.sbbf import (
+import hsbloom.readers.sbbf as sbbf_module
+from hsbloom.readers.sbbf import (
     MAX_BYTES,
     SALTS,
     Sbbf,

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from sbbf_helpers import column_filter_blobs, load_vectors, vector_array
 
-from oracle.hashing import hash_array, nonnull_hashes
-from oracle.sbbf import Sbbf, SbbfFormatError, read_header
+from hsbloom.readers.parquet_hash import hash_array, nonnull_hashes
+from hsbloom.readers.sbbf import Sbbf, SbbfFormatError, read_header
 
 # -- tests/vectors/sbbf_vectors.json (parquet-java) -------------------------------------------
 

@@ -16,8 +16,8 @@ import pytest
 from sbbf_helpers import column_filter_blobs, load_vectors, vector_array
 
 from hsbloom import jar
-from oracle.hashing import hash_array, min_bytes_for_precision
-from oracle.sbbf import Sbbf, read_header
+from hsbloom.readers.parquet_hash import hash_array, min_bytes_for_precision
+from hsbloom.readers.sbbf import Sbbf, read_header
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "vectors"))
 from generate_vectors import ParquetJava  # noqa: E402

@@ -20,8 +20,8 @@ from pyspark.sql.types import LongType, StringType
 
 import hsbloom
 from hsbloom import jar
-from oracle.hashing import hash_scalar
-from oracle.sbbf import Sbbf
+from hsbloom.readers.parquet_hash import hash_scalar
+from hsbloom.readers.sbbf import Sbbf
 from pruning_support import create_index
 from stored_filters import rows_with_filters
 

@@ -1,8 +1,8 @@
-"""XXH64 (seed 0) in numpy uint64 arithmetic, many values per call: the oracle's hash.
+"""XXH64 (seed 0) in numpy uint64 arithmetic, many values per call: the hash of whole arrays.
 
-A Python call per value with the `xxhash` package costs ~0.3 us, far more than the hash itself, so the
-oracle hashes whole arrays here; tests/test_hashing.py checks it against the `xxhash` package, which also
-hashes the rare very long values.
+A Python call per value with the `xxhash` package costs ~0.3 us, far more than the hash itself, so whole
+arrays are hashed here; tests/test_hashing.py checks it against the `xxhash` package, which also hashes the
+rare very long values and every single value (parquet_hash.hash_scalar, the reader's literals).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The oracle's Split Block Bloom Filter (SBBF) of the Parquet specification, vectorized with numpy.
+"""The Split Block Bloom Filter (SBBF) of the Parquet specification, vectorized with numpy.
 
 A filter is z blocks of 256 bits, each block eight little-endian 32-bit words. A 64-bit hash h
-(see oracle.hashing) picks block ((h >> 32) * z) >> 32, and sets, in each word i of that block,
+(see hsbloom.readers.parquet_hash) picks block ((h >> 32) * z) >> 32, and sets, in each word i of that block,
 bit (lower32(h) * SALT[i]) >> 27. Every Parquet implementation (parquet-java, Arrow C++, arrow-rs,
 DuckDB) computes the same bits, so a filter built here can be read by any of them and vice versa.
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from oracle.hashing import hash_array, nonnull_hashes
-from oracle.sbbf_header import (
+from hsbloom.readers.parquet_hash import hash_array, nonnull_hashes
+from hsbloom.readers.sbbf_header import (
     BLOCK_BYTES,
     MAX_BYTES,
     MIN_BYTES,
@@ -217,7 +217,7 @@ class Sbbf:
     # -- Arrow values -------------------------------------------------------------------------
 
     def insert(self, values: pa.Array | pa.ChunkedArray) -> None:
-        """Insert every non-null value (hashed as Parquet does, see oracle.hashing); nulls are
+        """Insert every non-null value (hashed as Parquet does, see parquet_hash); nulls are
         skipped, as Parquet writers skip them (callers count nulls themselves)."""
         self.insert_hashes(nonnull_hashes(values))
 

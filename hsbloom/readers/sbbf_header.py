@@ -1,8 +1,8 @@
-"""The oracle's SBBF sizing and its Thrift-compact `BloomFilterHeader`, written out by hand.
+"""SBBF sizing and the Thrift-compact `BloomFilterHeader`, written out by hand.
 
 The header is small and fixed (numBytes, algorithm BLOCK, hash XXHASH, compression UNCOMPRESSED; 15 to 19
-bytes), so the oracle reads and writes it without a Thrift library: that keeps it independent of the
-parquet-java classes the product uses, which is the point of an oracle.
+bytes), so it is read and written here without a Thrift library: no dependency beyond numpy, and independent
+of the parquet-java classes the jar uses, so the tests comparing the two compare two implementations.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The oracle for the Parquet Bloom filter hash of Arrow values: XXH64 (seed 0) of each value's PLAIN encoding.
+"""The Parquet Bloom filter hash of Arrow values: XXH64 (seed 0) of each value's PLAIN encoding.
 
 A value is hashed the way Spark's Parquet writer (parquet-java) hashes it when it writes a
 column-chunk Bloom filter, so a filter built here is byte-identical to the one parquet-java,
@@ -12,8 +12,9 @@ Arrow or DuckDB would write for the same values:
 - decimal(p, s)                -> unscaled value as INT32 (p <= 9), INT64 (p <= 18), else big-endian
                                   two's complement in Spark's minBytesForPrecision(p) bytes (FLBA)
 
-The hash itself is tests/oracle/xxh64.py. The product hashes on the JVM (hsbloom.sbbf.ParquetHash);
-the tests compare the two, and both with parquet-java and pyarrow.
+The hash of arrays is hsbloom/readers/xxh64.py (vectorized); one value at a time (hash_scalar) goes through the
+`xxhash` package. The jar hashes on the JVM (its hsbloom.sbbf.ParquetHash); the tests compare the two, and
+both with parquet-java's and pyarrow's own filters (tests/vectors).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from oracle.xxh64 import xxh64_bytes, xxh64_u32, xxh64_u64
+from hsbloom.readers.xxh64 import xxh64_bytes, xxh64_u32, xxh64_u64
 
 __all__ = [
     "UnsupportedTypeError",

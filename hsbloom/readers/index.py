@@ -1,0 +1,245 @@
+"""An hsbloom index opened without Spark: which source files may hold rows for a predicate, and why.
+
+    index = hsbloom.readers.open_index("/lake/_hsbloom/events_idx")     # once per process
+    pruned = index.prune(eq("user_id", 42))                             # per query: lists the source now
+    pruned.files          # the files to read (every file the index cannot rule out)
+    print(pruned.explain())
+
+Never a wrong answer: a file the index does not hold with the same size and modification time, a column the
+index does not cover or cannot probe, a literal that is not exactly the column's type, damaged bytes, or read
+facts this reader cannot honour all keep files, each with its reason.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import pyarrow.fs as pafs
+
+from hsbloom.errors import InvalidArgumentError
+from hsbloom.readers import literals, log, sources, tables
+from hsbloom.readers.predicates import And, Eq, In, IsNull, Or, Predicate, check
+from hsbloom.readers.storage import resolve
+
+# What a predicate says about one file: it may match (keep), it cannot (skip).
+_KEEP, _SKIP = True, False
+
+
+@dataclass
+class Pruned:
+    """The answer for one predicate: the files to read, the files skipped, and why."""
+
+    predicate: str
+    files: list
+    skipped: list
+    total: int
+    reasons: list = field(default_factory=list)
+    # How to read the files: the table's root (hive partitions are relative to it) and the filesystem they are in.
+    root: Optional[str] = None
+    filesystem: Optional[pafs.FileSystem] = None
+    # The table's schema as listed (for a reader given no file).
+    schema: Any = None
+    # A Delta snapshot whose files have deletion vectors: plain Parquet readers would return deleted rows.
+    deletion_vectors: bool = False
+
+    def explain(self) -> str:
+        lines = [f"hsbloom: {self.predicate}: read {len(self.files)} of {self.total} files"]
+        lines += [f"  {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+
+class UnusableIndexWarning(UserWarning):
+    """The index is not used for this query (the warning says why): every file is read."""
+
+
+class Index:
+    """The latest ACTIVE version of an index, its file tables loaded and checked once; probed per query."""
+
+    def __init__(self, path: str, filesystem: Any = None, source_filesystem: Any = None,
+                 storage_options: Optional[dict] = None):
+        self.path = path
+        self._fs, self._index_path = resolve(path, filesystem)
+        self._source_filesystem = source_filesystem
+        self._storage_options = storage_options
+        self.name = self._index_path.rstrip("/").rsplit("/", 1)[-1]
+        self.damage: list = []
+        self.unusable: Optional[str] = None
+        self.version: Optional[log.Version] = None
+        self._held: dict = {}
+        try:
+            self.version = log.latest_active(self._fs, self._index_path)
+            if self.version.format not in ("parquet", "delta"):
+                raise log.UnusableIndex(f"it indexes a {self.version.format} source; this reader reads Parquet and Delta")
+            if len(self.version.root_paths) != 1:
+                raise log.UnusableIndex("it indexes several root paths; this reader reads one table")
+            self._held = tables.load(self._fs, self._index_path, self.name, self.version.data_parts,
+                                     self.version.dropped_file_ids, self.damage)
+        except (log.UnusableIndex, tables.OlderLayout, OSError) as exc:
+            self.unusable = str(exc)
+            warnings.warn(f"hsbloom index {path} is not used, every file is read: {exc}", UnusableIndexWarning,
+                          stacklevel=2)
+        self._blocks = tables.Blocks(self._fs, self.damage)
+        self._groups: Optional[dict] = None  # column -> [(group, member positions, files)], built at the first probe
+
+    @property
+    def source(self) -> Optional[str]:
+        """The table the index covers (its root path as recorded), None when the index is not usable."""
+        return self.version.root_paths[0] if self.version and self.version.root_paths else None
+
+    def list_source(self, root: Optional[str] = None, delta_version: Optional[int] = None) -> sources.Listing:
+        """The source's files now (or the Delta snapshot `delta_version`)."""
+        root = root or self.source
+        if root is None:
+            raise InvalidArgumentError(
+                f"the index does not say which table it covers ({self.unusable}): pass root= (the table's path)"
+            )
+        if self.version is not None and self.version.format == "delta":
+            return sources.list_delta(root, delta_version, self._storage_options)
+        return sources.list_parquet(root, self._source_filesystem)
+
+    def prune(self, predicate: Predicate, listing: Optional[sources.Listing] = None, root: Optional[str] = None,
+              delta_version: Optional[int] = None) -> Pruned:
+        """The files of the source (listed now, or `listing`) that may hold rows for `predicate`."""
+        check(predicate)
+        if listing is None:
+            listing = self.list_source(root, delta_version)
+        files = listing.files
+        text = str(predicate)
+        how = dict(root=root or self.source, filesystem=listing.filesystem, schema=listing.schema,
+                   deletion_vectors=listing.deletion_vectors)
+        if self.unusable is not None:
+            return Pruned(text, [f.path for f in files], [], len(files), [f"index not used: {self.unusable}"], **how)
+        mapping = None
+        if self.version.format == "delta" and listing.delta_version is not None:
+            mapping = _delta_mapping_mode(self.source, delta_version, self._storage_options)
+        why = sources.facts_difference(self.version, listing, self.version.format, mapping)
+        if why is not None:
+            warnings.warn(f"hsbloom index {self.path} is not used, every file is read: {why}", UnusableIndexWarning,
+                          stacklevel=2)
+            return Pruned(text, [f.path for f in files], [], len(files), [f"index not used: {why}"], **how)
+        reasons: list = []
+        usable = self._usable_columns(predicate, listing, reasons)
+        kept, skipped, not_held = [], [], 0
+        test = self._compile(predicate, usable)
+        for f in files:
+            held = self._held.get(f.key) if f.key is not None else None
+            if held is None or held.size != f.size or held.mtime != f.mtime:
+                not_held += 1
+                kept.append(f.path)
+            elif test(held):
+                kept.append(f.path)
+            else:
+                skipped.append(f.path)
+        if not_held:
+            reasons.append(f"{not_held} files are new or changed since the index was built (or not covered): read")
+        reasons.append(f"{len(skipped)} files skipped: their filters or null counts rule the predicate out")
+        if self.damage:
+            reasons.append(f"damage found ({len(self.damage)}): the files it covers are read")
+        return Pruned(text, kept, skipped, len(files), reasons, **how)
+
+    def candidates(self, predicate: Predicate) -> list:
+        """The files the index holds (as it records them) whose filters and counts may match `predicate`, without
+        listing the source: the index's own answer, for tests and services that list the table themselves."""
+        check(predicate)
+        if self.unusable is not None:
+            raise InvalidArgumentError(f"the index is not usable: {self.unusable}")
+        usable = {c: self.version.schema.get(c, "") for c in _columns(predicate) if c in self.version.indexed_columns
+                  and literals.is_hashable_type(self.version.schema.get(c, ""))}
+        test = self._compile(predicate, usable)
+        return sorted(h.path for h in self._held.values() if test(h))
+
+    def _usable_columns(self, predicate: Predicate, listing: sources.Listing, reasons: list) -> dict:
+        """{column: recorded type} of the predicate's columns the index can probe; a reason for each other."""
+        usable = {}
+        for column in sorted(_columns(predicate)):
+            if column not in self.version.indexed_columns:
+                reasons.append(f"{column} is not indexed: its conditions keep every file")
+                continue
+            why = sources.column_difference(self.version, listing, column)
+            spark_type = self.version.schema.get(column, "")
+            if why is None and not literals.is_hashable_type(spark_type):
+                why = f"column {column} has type {spark_type}, which is not hashed"
+            if why is not None:
+                reasons.append(f"{why}: its conditions keep every file")
+                continue
+            usable[column] = spark_type
+        return usable
+
+    def _compile(self, p: Predicate, usable: dict):
+        """`p` as a test of one held file, its literals hashed once per query (not once per file)."""
+        if isinstance(p, (And, Or)):
+            tests = [self._compile(c, usable) for c in p.children]
+            if isinstance(p, And):
+                return lambda held: all(t(held) for t in tests)
+            return lambda held: any(t(held) for t in tests)
+        column = p.column
+        if column not in usable:
+            return lambda held: _KEEP
+        if isinstance(p, IsNull):
+            return lambda held: _KEEP if (e := held.columns.get(column)) is None else e.num_nulls > 0
+        hashes: list = []
+        for v in (p.value,) if isinstance(p, Eq) else p.values:
+            h = literals.hashes_for(v, usable[column])
+            if h is None:
+                return lambda held: _KEEP
+            hashes += h
+        if not hashes:
+            return lambda held: _SKIP  # only NULLs: `= NULL` matches no row
+        may_hold = self._files_whose_filters_may_hold(column, hashes)
+
+        def probe(held: tables.HeldFile) -> bool:
+            entry = held.columns.get(column)
+            if entry is None:
+                return _KEEP
+            if entry.num_rows == entry.num_nulls:
+                return _SKIP  # no non-null value
+            if entry.group is None:
+                return _KEEP
+            return id(held) in may_hold
+
+        return probe
+
+    def _files_whose_filters_may_hold(self, column: str, hashes: list) -> set:
+        """id() of each held file whose `column` filter may hold one of `hashes`: each group's stripe is probed
+        for all its members at once (one numpy step per group and hash, not a Python call per file)."""
+        if self._groups is None:
+            self._groups = {}
+            for held in self._held.values():
+                for name, entry in held.columns.items():
+                    if entry.group is not None:
+                        self._groups.setdefault(name, {}).setdefault(entry.group, []).append((entry.position, held))
+            self._groups = {name: [(g, np.array([m[0] for m in ms]), [m[1] for m in ms]) for g, ms in groups.items()]
+                            for name, groups in self._groups.items()}
+        found: set = set()
+        for group, positions, files in self._groups.get(column, []):
+            hit = np.zeros(len(files), dtype=bool)
+            for h in hashes:
+                hit |= self._blocks.members_containing(group, positions, h)
+            found.update(id(f) for f, may in zip(files, hit) if may)
+        return found
+
+
+def _columns(p: Predicate) -> set:
+    if isinstance(p, (And, Or)):
+        return set().union(*(_columns(c) for c in p.children))
+    return {p.column}
+
+
+def _delta_mapping_mode(root: str, version: Optional[int], storage_options: Optional[dict]) -> Optional[str]:
+    import deltalake
+
+    table = deltalake.DeltaTable(root, version=version, storage_options=storage_options)
+    return table.metadata().configuration.get("delta.columnMapping.mode")
+
+
+def open_index(path: str, filesystem: Any = None, source_filesystem: Any = None,
+               storage_options: Optional[dict] = None) -> Index:
+    """Opens the index at `path` (its directory under the system path: `<system path>/<index name>`).
+
+    `filesystem`/`source_filesystem`: pyarrow or fsspec filesystems for the index and the table (default: from
+    the paths' URIs); `storage_options`: for deltalake. A damaged or unusable index warns and keeps every file.
+    """
+    return Index(path, filesystem, source_filesystem, storage_options)

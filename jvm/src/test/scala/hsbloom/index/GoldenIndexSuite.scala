@@ -1,0 +1,52 @@
+package hsbloom.index
+
+import java.nio.file.{Files, Path => JPath, Paths}
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * The golden index directories of tests/golden (written by the jar through tests/golden/generate.py), loaded
+ * with the jar's own loader (`IndexData.load`: file tables, row checksums, checksummed stripes of blocks/) and
+ * probed with the hashes the jar computed for each case's literal: the files kept are the answers the Python
+ * reader must give too (tests/test_golden_indexes.py), so a change of format fails both suites.
+ */
+class GoldenIndexSuite extends AnyFunSuite {
+  private val golden: JPath = Paths.get(sys.env.getOrElse("HSBLOOM_GOLDEN", "../tests/golden")).toAbsolutePath
+  private val mapper = new ObjectMapper()
+  private val conf = new Configuration()
+
+  private def cases: Seq[JPath] =
+    Files.list(golden).iterator().asScala.filter(p => Files.exists(p.resolve("answers.json"))).toSeq.sortBy(_.toString)
+
+  test("every kind of golden index is there") {
+    assert(cases.map(_.getFileName.toString) == Seq("damaged", "delta", "parquet_partitioned_zones", "parquet_types"))
+  }
+
+  cases.foreach { dir =>
+    test(s"the jar's loader gives the recorded answers: ${dir.getFileName}") {
+      val answers = mapper.readTree(dir.resolve("answers.json").toFile)
+      val dataPath = "file:" + dir.resolve(answers.get("index").asText).resolve("v__=0").toString
+      val data = IndexData.load(Seq(dataPath), Set.empty, conf, 1L << 20)
+      val recorded = answers.get("files")
+      val files = recorded.fieldNames.asScala.map(name => name -> recorded.get(name)).toSeq
+      assert(data.numFiles == files.size)
+      answers.get("cases").elements().asScala.foreach { c =>
+        val column = c.get("column").asText
+        val hashes = c.get("hashes").elements().asScala.map(_.asLong).toArray
+        val kept = files.filter { case (path, fingerprint) =>
+          val slot = data.slotOf(new Path(path), fingerprint.get(0).asLong, fingerprint.get(1).asLong)
+          assert(slot >= 0, s"$path is not held")
+          val entry = data.entry(slot, column)
+          if (c.get("kind").asText == "eq") entry.forall(_.mightContainAny(hashes)) else entry.forall(_.mayHoldNulls)
+        }.map(_._1).sorted
+        val expected = c.get("kept").elements().asScala.map(_.asText).toSeq.sorted
+        assert(kept == expected, s"$c")
+      }
+    }
+  }
+}
