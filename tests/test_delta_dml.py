@@ -165,6 +165,18 @@ def test_merge_pruning_is_skipped_where_it_would_not_pay_or_be_safe(spark, tmp_p
                       "WHEN MATCHED THEN UPDATE SET v = s.v")
     assert "the source reads a Delta table" in report, report
     pair.assert_same()
+    # A query's scan below a nondeterministic operator is read whole: rand(5) is seeded per partition (one per file
+    # here), so skipping files would change its values.
+    spark.conf.set("spark.sql.files.openCostInBytes", str(256 << 20))
+    try:
+        query = f"SELECT id, rand(5) AS r FROM delta.`{pair.on}` WHERE id IN (37, 74, 111)"
+        hsbloom.disable(spark)
+        off = sorted(spark.sql(query).collect())
+        hsbloom.enable(spark)
+        assert sorted(spark.sql(query).collect()) == off and len(off) == 3
+        assert "below nondeterministic rand(5): not pruned" in explain.explain_string(spark.sql(query))
+    finally:
+        spark.conf.unset("spark.sql.files.openCostInBytes")
 
 
 def test_appended_and_rewritten_files_are_read_until_an_incremental_refresh_indexes_them(spark, tmp_path):

@@ -376,3 +376,41 @@ def test_favourable_shape_gets_both_features(spark, tables, random_keys):
     finally:
         hsbloom.disable(spark)
     assert read_on <= 1 + 3  # the dimension's file, and the fact files of 2 keys (+ a false positive)
+
+
+# Queries whose answer depends on which rows an operator is given, not only on their values: a seeded rand(5) is
+# drawn per row of a partition, monotonically_increasing_id() numbers rows by partition and position, a sample draws
+# per row. hsbloom prunes, filters and injects nothing below them (each fact file
+# is its own partition here, so any file skipped would change the answer). {f}/{d}: the fact and the small dimension.
+# (Spark itself refuses a nondeterministic join condition.) The first two are also checked in the explain text.
+NONDETERMINISTIC = [
+    "SELECT f.id, d.id FROM (SELECT * FROM {f} WHERE rand(5) < 0.5) f JOIN {d} d ON f.s = d.s",
+    "SELECT id FROM {f} WHERE s IN ('key-5-ü', 'key-7-ü', 'key-2-ü') AND rand(5) < 0.5",
+    "SELECT monotonically_increasing_id(), f.id FROM {f} f JOIN {d} d ON f.i = d.i",
+    "SELECT f.mid, d.id FROM (SELECT *, monotonically_increasing_id() AS mid FROM {f}) f JOIN {d} d ON f.l = d.l",
+    "SELECT f.id, d.id FROM {f} f JOIN (SELECT * FROM {d} WHERE rand(5) < 0.5) d ON f.d = d.d",
+    "SELECT f.id, d.id FROM (SELECT * FROM {f} TABLESAMPLE (50 PERCENT) REPEATABLE (3)) f JOIN {d} d ON f.dec = d.dec",
+    "SELECT monotonically_increasing_id(), id FROM {f} WHERE l IN (7919000003, 15838000006, 5)",
+]
+
+
+def test_nothing_is_pruned_below_a_nondeterministic_operator(spark, tables, small_dim):
+    fact, _ = tables
+    settings = {"spark.hsbloom.join.costModel": "false", "spark.sql.files.openCostInBytes": str(256 << 20)}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    spark.read.parquet(fact).createOrReplaceTempView("nd_fact")
+    spark.read.parquet(small_dim).createOrReplaceTempView("nd_dim")
+    try:
+        for n, query in enumerate(NONDETERMINISTIC):
+            sql = query.format(f="nd_fact", d="nd_dim")
+            off, _ = run(spark, lambda: spark.sql(sql), enabled=False)
+            on, _ = run(spark, lambda: spark.sql(sql), enabled=True)
+            assert on == off and len(off) > 0, sql
+            if n < 2:
+                text = explain_text(spark, spark.sql(sql))
+                assert "below nondeterministic" in text and ": not pruned" in text, text
+    finally:
+        for k in settings:
+            spark.conf.unset(k)
+        hsbloom.disable(spark)

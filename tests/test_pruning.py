@@ -245,6 +245,41 @@ def test_catalog_table_over_indexed_files_is_pruned(spark, tmp_path):
         spark.sql("DROP TABLE IF EXISTS pruning_tbl")
 
 
+def test_char_columns_of_a_catalog_table(spark, tmp_path):
+    """Spark pads a CHAR(n) column to n when it reads it (spark.sql.readSideCharPadding, on by default), and these
+    files were written unpadded by another writer: indexing that column is refused naming the setting, the table's
+    other columns index and prune as usual. With the padding off the CHAR column indexes too; that index is not used
+    wrongly once the padding is on again. Same rows with hsbloom on and off throughout."""
+    from hsbloom.errors import UnsupportedSourceError
+
+    directory = str(tmp_path / "char_files")
+    values = ["ab", "ab   ", "", "ü", "日本", "abcde", None, " a"]
+    rows = [(n, values[n % 8], values[(n + 3) % 8]) for n in range(64)]
+    spark.createDataFrame(rows, "id bigint, c string, v string").repartition(8, "id").write.parquet(directory)
+    spark.sql("DROP TABLE IF EXISTS char_tbl")
+    spark.sql(f"CREATE TABLE char_tbl (id BIGINT, c CHAR(5), v VARCHAR(6)) USING parquet LOCATION '{directory}'")
+    predicates = ["c = 'ab'", "c = 'ab   '", "c = ''", "c IN ('ü', '日本')", "v = 'ab'", "v = 'ab   '", "v = ''",
+                  "v = 'ü' AND c = 'ü'", "id = 5", "id IN (1, 2) OR c = 'ab'", "c = v", "v <=> NULL"]
+    try:
+        with pytest.raises(UnsupportedSourceError, match="spark.sql.readSideCharPadding"):
+            create_index(spark, directory, "char_c_padded", ["id", "c"], df=spark.table("char_tbl"))
+        create_index(spark, directory, "char_id_v", ["id", "v"], df=spark.table("char_tbl"))
+        table = spark.table("char_tbl")
+        assert outcomes(spark, table, predicates, enabled=True) == outcomes(spark, table, predicates, enabled=False)
+        hsbloom.enable(spark)
+        assert files_read(table.where("id = 5")) == 1
+        spark.conf.set("spark.sql.readSideCharPadding", "false")
+        create_index(spark, directory, "char_c", ["c"], df=spark.table("char_tbl"))
+        table = spark.table("char_tbl")
+        assert outcomes(spark, table, predicates, enabled=True) == outcomes(spark, table, predicates, enabled=False)
+        spark.conf.unset("spark.sql.readSideCharPadding")
+        table = spark.table("char_tbl")
+        assert outcomes(spark, table, predicates, enabled=True) == outcomes(spark, table, predicates, enabled=False)
+    finally:
+        spark.conf.unset("spark.sql.readSideCharPadding")
+        spark.sql("DROP TABLE IF EXISTS char_tbl")
+
+
 def test_a_relation_read_with_another_type_is_not_pruned(spark, tmp_path):
     directory = str(tmp_path / "retyped")
     spark.range(0, 1000, numPartitions=5).select(F.col("id").cast("int").alias("k")).write.parquet(directory)

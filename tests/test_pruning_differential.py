@@ -299,3 +299,63 @@ def test_literals_no_column_value_can_equal_prune_everything(spark, typed):
     for predicate in ["cast(l as double) = 2.5D", "cast(i as bigint) = 1152921504606846976"]:
         assert df.where(predicate).count() == 0
         assert files_read(df.where(predicate)) == 0, predicate
+
+
+def one_present(values, column):
+    return next(v for v in values[column] if v is not None)
+
+
+@pytest.mark.parametrize("ansi", ["false", "true"])
+def test_mixed_type_in_lists_and_numeric_coercions_prune_exactly(spark, typed, ansi):
+    """With ANSI off, Spark compares `i IN ('205', 305)` and `dt IN ('2020-07-24', DATE ...)` as strings: a
+    canonical literal ('205') is one value's text, a non-canonical one ('0205', ' 205', '2020-7-24') no value's;
+    `dec1 = 205.25D` is compared as doubles. With ANSI on, the strings are cast to the column's type instead."""
+    df, values, _ = typed
+    i, dt, dec = one_present(values, "i"), one_present(values, "dt"), one_present(values, "dec1")
+    pruned = [
+        f"i IN ('{i}', 305)",
+        f"dt IN ('{dt.isoformat()}', DATE '2020-01-02')",
+        f"dec1 = {float(dec)}D",
+        f"dec1 IN ({float(dec)}D, 1.5D)",
+    ]
+    adversarial = [
+        f"i IN ('0{abs(i)}', '{i}.0')", f"i IN (' {i}', '+{abs(i)}')", f"i = '{i} '",
+        f"dt = '{dt.year}-{dt.month}-{dt.day}'", f"dt IN ('{dt.isoformat()}T00:00:00', '{dt.isoformat()}')",
+        "dec1 = CAST('NaN' AS DOUBLE)", "dec1 IN (-0.0D, 0.0D)", f"dec1 = {float(dec) + 0.001}D",
+        "dec1 = 1e300D", "dec2 = 1.5D", "dec1 IN ('1.50', 2)", f"i IN ({i}, '{i}', {i}L, {i}.0D, NULL)",
+    ]
+    # Strings no value's type can hold: null with ANSI off, an error with ANSI on (the same error either way).
+    invalid = ["i IN ('99999999999', 'x')", f"dt IN ('{dt.isoformat()} ', 'x')"]
+    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    try:
+        predicates = pruned + adversarial
+        # One query each way (a union of one filtered scan per predicate); the invalid ones one by one.
+        offs = outcomes(spark, df, predicates, enabled=False) + [outcome(spark, df, p, False) for p in invalid]
+        ons = outcomes(spark, df, predicates, enabled=True) + [outcome(spark, df, p, True) for p in invalid]
+        predicates = predicates + invalid
+        assert [p for p, off, on in zip(predicates, offs, ons) if off != on] == []
+        if ansi == "false":
+            hsbloom.enable(spark)
+            for p in pruned:
+                assert offs[predicates.index(p)], p
+                assert files_read(df.where(p)) < NUM_FILES // 2, p
+    finally:
+        spark.conf.unset("spark.sql.ansi.enabled")
+        hsbloom.disable(spark)
+
+
+def test_an_in_list_of_20000_values_is_probed_whole(spark, typed):
+    """No count bounds an IN list: all 20,000 values are probed (at fpp 0.01 each absent value passes a file's
+    filter 1 time in 100, so here every file may match; the answer is the one the data gives)."""
+    from hsbloom.explain import explain_string
+
+    df, values, _ = typed
+    present = one_present(values, "i")
+    taken = set(values["i"])
+    absent = [v for v in range(-(2**31), -(2**31) + 40_000, 2) if v not in taken][:19_999]
+    predicate = f"i IN ({', '.join(map(str, [present, *absent]))})"  # one SQL text: no py4j call per value
+    wanted = set([present, *absent])
+    hsbloom.enable(spark)
+    found = sorted(r.i for r in df.where(predicate).select("i").collect())
+    assert found == sorted(v for v in values["i"] if v in wanted) and found
+    assert "Probe(i, 20000 hash(es))" in explain_string(df.where(predicate))

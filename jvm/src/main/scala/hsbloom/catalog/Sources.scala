@@ -57,7 +57,8 @@ object Sources {
    */
   def describe(df: DataFrame, columns: Seq[String], withFiles: Boolean = true): Described = {
     if (df.isStreaming) refused("hsbloom cannot index a streaming DataFrame; index the table its files are in. " + howToPass)
-    val relation = scannedRelation(ClassicDataset.of(df).queryExecution.analyzed)
+    val analyzed = ClassicDataset.of(df).queryExecution.analyzed
+    val relation = scannedRelation(analyzed)
     val fsRelation = relation.relation.asInstanceOf[HadoopFsRelation]
     val format = FileSources.formatName(fsRelation)
     if (!acceptedFormats.contains(format)) {
@@ -65,6 +66,7 @@ object Sources {
     }
     val schema = df.schema
     val resolved = resolveColumns(df, schema, columns)
+    refusePadded(analyzed, resolved)
     val session = df.sparkSession
     val options = ReadOptions.record(fsRelation.options, session.sessionState.conf)
     val deltaIndex = if (format == "delta") Some(DeltaFileIndex(fsRelation.location)) else None
@@ -95,7 +97,8 @@ object Sources {
     case v: View => scannedRelation(v.child)
     case Project(projectList, child) =>
       val childOutput = child.outputSet
-      val computed = projectList.filterNot(e => FileSources.selectsAsIs(e, childOutput))
+      val computed = projectList.filterNot(e =>
+        FileSources.selectsAsIs(e, childOutput) || FileSources.readSidePadded(e, childOutput).isDefined)
       if (computed.nonEmpty) {
         refused(
           "hsbloom can only index a plain scan of files, but this DataFrame's projection computes or " +
@@ -113,6 +116,23 @@ object Sources {
       refused(
         s"hsbloom can only index a plain scan of files (a Parquet, ORC, CSV or JSON path, a catalog table " +
           s"over files, or a Delta table), but this DataFrame contains ${describeNode(other)}. " + howToPass)
+  }
+
+  /**
+   * Refuses indexing a CHAR column Spark pads when it reads it: a query compares the padded value, the files hold
+   * what their writer wrote (padded by Spark, maybe not by another writer), so a filter of the stored values could
+   * miss a row. The table's other columns index as usual (docs/design/exact-types.md).
+   */
+  private def refusePadded(analyzed: LogicalPlan, columns: Seq[String]): Unit = {
+    val padded = analyzed.collect { case Project(list, child) =>
+      list.flatMap(e => FileSources.readSidePadded(e, child.outputSet)).map(_.name)
+    }.flatten.toSet
+    columns.filter(padded.contains).foreach { c =>
+      refused(s"column '$c' is a CHAR column that Spark pads to its length when it reads it " +
+        "(spark.sql.readSideCharPadding is true), so a query compares values the files may not hold. Index the " +
+        "table's other columns, or set spark.sql.readSideCharPadding to false in the sessions that build and query " +
+        "the index (queries then compare the values as stored, which Spark pads when it writes a CHAR column).")
+    }
   }
 
   private def describeNode(node: LogicalPlan): String = {

@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import hsbloom.catalog.IndexCatalog
 import hsbloom.index.GlobalFilterContains
 import hsbloom.join.{JoinDecisions, JoinPrunedFileIndex}
-import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, PrunedFileIndex}
+import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, PrunedFileIndex, PruningDecisions}
 import hsbloom.shim.PrunedFileSourceScanExec
 import hsbloom.shim.ClassicDataset
 import hsbloom.conf.HsbloomConf
@@ -23,8 +23,8 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
 
   /** The text `hs.explain(df)` prints. */
   def explain(df: ClassicDataset[_]): String = {
-    val (withIndex, (reports, injected, decisions)) = withEnabled(df, enabled = true) {
-      val (planned, decisions) = JoinDecisions.collecting(plan(df))
+    val (withIndex, (reports, injected, decisions, unpruned)) = withEnabled(df, enabled = true) {
+      val ((planned, decisions), unpruned) = PruningDecisions.collecting(JoinDecisions.collecting(plan(df)))
       val scans = collect(planned) { case s: FileSourceScanExec => s }
       (planned, (scans.flatMap { s =>
         s.relation.location match {
@@ -36,10 +36,10 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
             Some((Seq(j.rootPaths.mkString(", "), s"  ${report.describe}") ++ joins.map("  " + _)).mkString("\n"))
           case _ => None
         }
-      }, joinFilters(planned), decisions))
+      }, joinFilters(planned), decisions, unpruned))
     }
     val withoutIndex = withEnabled(df, enabled = false)(plan(df))
-    val notUsed = indexesNotUsed(df.sparkSession, withoutIndex)
+    val notUsed = indexesNotUsed(df.sparkSession, withoutIndex) ++ unpruned
     val rule = "=" * 72
     Seq(
       rule, "Plan with hsbloom:", rule, withIndex.treeString,

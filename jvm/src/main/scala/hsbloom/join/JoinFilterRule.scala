@@ -11,7 +11,7 @@ import hsbloom.catalog.IndexCatalog
 import hsbloom.index.{GlobalFilterContains, GlobalFilterRef}
 import hsbloom.log.ColumnSummary
 import hsbloom.pruning.FilePruningRule
-import hsbloom.rules.GuardedRule
+import hsbloom.rules.{GuardedRule, Nondeterminism}
 import hsbloom.shim.FileSources
 import hsbloom.conf.HsbloomConf
 
@@ -29,6 +29,9 @@ import hsbloom.conf.HsbloomConf
  *     `JoinPrunedFileIndex` that keeps only the files whose filters may hold
  *     one of the other side's keys.
  *
+ * Neither is applied to a side any of whose relations is below a
+ * nondeterministic operator (the join's own condition included): what it
+ * computes depends on the rows and files it is given (`Nondeterminism`).
  * Each is applied only where `JoinCostModel` finds that it pays, from the
  * indexes' counts and Spark's size estimates; file pruning also only where the
  * other side is a filtered scan (`BuildSide`), since its keys are read in a
@@ -50,24 +53,29 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     // A query without an equi-join, or a session without indexes, costs one walk of the plan.
     if (!plan.exists { case j: Join => j.condition.isDefined; case _ => false }) return plan
     if (IndexCatalog.activeIndexes(session).isEmpty) return plan
-    plan.transformUp { case j: Join if j.condition.isDefined => rewrite(j) }
+    val nondeterministic = Nondeterminism.logicalScans(plan)
+    plan.transformUp { case j: Join if j.condition.isDefined => rewrite(j, nondeterministic) }
   }
 
-  private def rewrite(j: Join): LogicalPlan = {
+  private def rewrite(j: Join, nondeterministic: Map[ExprId, String]): LogicalPlan = {
     var left = j.left
     var right = j.right
     JoinKeys.equiKeys(j).foreach { k =>
       val label = s"${j.joinType.sql} join on ${k.left.sql} ${if (k.nullSafe) "<=>" else "="} ${k.right.sql}"
-      if (dropsUnmatched(j.joinType, leftSide = true)) left = reduce(left, k.left, j.right, k.right, k.nullSafe, label)
-      if (dropsUnmatched(j.joinType, leftSide = false)) {
-        right = reduce(right, k.right, j.left, k.left, k.nullSafe, label)
+      def reduce(target: LogicalPlan, targetKey: Expression, source: LogicalPlan, sourceKey: Expression) = {
+        // Rows or files dropped below a nondeterministic operator change what it computes (`Nondeterminism`).
+        val unsafe = Nondeterminism.reasonFor(nondeterministic, target.collectLeaves().flatMap(_.output))
+        unsafe.foreach(why => JoinDecisions.record(Nondeterminism.notPruned(s"$label: ${targetKey.sql}'s side", why)))
+        if (unsafe.isDefined) target else reduceSide(target, targetKey, source, sourceKey, k.nullSafe, label)
       }
+      if (dropsUnmatched(j.joinType, leftSide = true)) left = reduce(left, k.left, j.right, k.right)
+      if (dropsUnmatched(j.joinType, leftSide = false)) right = reduce(right, k.right, j.left, k.left)
     }
     if ((left eq j.left) && (right eq j.right)) j else j.copy(left = left, right = right)
   }
 
   /** `target` without rows (global filter) and files (pruning) that cannot meet `source` on `targetKey = sourceKey`. */
-  private def reduce(target: LogicalPlan, targetKey: Expression, source: LogicalPlan, sourceKey: Expression,
+  private def reduceSide(target: LogicalPlan, targetKey: Expression, source: LogicalPlan, sourceKey: Expression,
       nullSafe: Boolean, label: String): LogicalPlan = {
     val filtered = withGlobalFilter(target, targetKey, source, sourceKey, nullSafe, label).getOrElse(target)
     withFilePruning(filtered, targetKey, source, sourceKey, nullSafe, label).getOrElse(filtered)

@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPl
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.conf.HsbloomConf
-import hsbloom.rules.GuardedRule
+import hsbloom.rules.{GuardedRule, Nondeterminism}
 import hsbloom.shim.Delta
 
 /**
@@ -26,6 +26,8 @@ import hsbloom.shim.Delta
  * file with the same path, size and modification time its live rows are a
  * subset of what the filter holds: scans are pruned at any version, latest or
  * time travel, and files the index does not hold are read (docs/refresh.md).
+ * A query's scan below a nondeterministic operator of its stage is left whole
+ * (`Nondeterminism`); above a shuffle, Spark's own row order is not fixed.
  * The scans Delta's DML commands run over a fixed list of files are pruned
  * the same way, by their own filters (docs/design/dml.md).
  */
@@ -33,8 +35,19 @@ class DeltaScanPruningRule(session: SparkSession) extends GuardedRule[SparkPlan]
   override protected def enabled: Boolean = HsbloomConf.isEnabled(session)
   override protected def failing: String = "Delta file pruning"
 
-  override protected def rewritePlan(plan: SparkPlan): SparkPlan = plan.transformUp {
-    case scan: FileSourceScanExec if DeltaScanPruningRule.isPinnedDeltaScan(scan) => prune(scan)
+  override protected def rewritePlan(plan: SparkPlan): SparkPlan = {
+    val nondeterministic = Nondeterminism.physicalScans(plan)
+    plan.transformUp {
+      case scan: FileSourceScanExec if DeltaScanPruningRule.isPinnedDeltaScan(scan) =>
+        // A query's scan below a nondeterministic operator is left whole. A DML command's scan (a batch index) is
+        // below Delta's own row bookkeeping, which MergeTargetRule checks (docs/design/dml.md).
+        nondeterministic.find(_._1 eq scan).filterNot(_ => Delta.isBatchIndex(scan.relation.location)) match {
+          case Some((_, why)) =>
+            PruningDecisions.record(Nondeterminism.notPruned(scan.relation.location.rootPaths.mkString(", "), why))
+            scan
+          case None => prune(scan)
+        }
+    }
   }
 
   private def prune(scan: FileSourceScanExec): SparkPlan = {

@@ -29,6 +29,8 @@ object ExactCast {
       case (c, t) if c == t => Some(Seq(literal))
       case (c @ Integral(), t @ (FloatType | DoubleType)) =>
         integralFromFloating(literal, t, c)
+      case (c: DecimalType, DoubleType) if c.precision <= DecimalDigitsExactInDouble =>
+        decimalFromDouble(literal, c, timeZoneId)
       case _ if isExactOneToOne(column, target) =>
         val back = Cast(Literal.create(literal, target), column, timeZoneId, EvalMode.TRY).eval()
         if (back == null) Some(Nil)
@@ -48,6 +50,7 @@ object ExactCast {
    */
   def isInvertible(column: DataType, target: DataType): Boolean = (column, target) match {
     case (Integral(), FloatType | DoubleType) => true
+    case (c: DecimalType, DoubleType) => c.precision <= DecimalDigitsExactInDouble
     case _ => isExactOneToOne(column, target)
   }
 
@@ -58,6 +61,9 @@ object ExactCast {
     case (c: DecimalType, t: DecimalType) => holdsAll(t, c.precision - c.scale, c.scale)
     case (FloatType, DoubleType) => true
     case (DateType, TimestampType | TimestampNTZType) => true
+    // Each number or date has one canonical text ('205', '2020-07-24'); other spellings ('0205', ' 205',
+    // '2020-7-24') are no value's cast, which `inverse`'s round trip finds (docs/design/exact-types.md).
+    case (Integral() | DateType, s: StringType) => s.collationId == StringType.collationId
     case (c @ Integral(), t @ (FloatType | DoubleType)) => maxMagnitude(c) < (1L << mantissaBits(t))
     case _ => false
   }
@@ -93,6 +99,31 @@ object ExactCast {
   }
 
   private def mantissaBits(t: DataType): Int = if (t == FloatType) 24 else 53
+
+  /**
+   * Decimals of at most 15 digits: Spark's cast to double lands within 1.5 ulp of the number, less than half a
+   * step of the decimal's scale, so the one decimal that can cast to `l` is `l` rounded to that scale.
+   */
+  private val DecimalDigitsExactInDouble = 15
+
+  /**
+   * `cast(decimal_col as double) = l`: `l` rounded to the column's scale when Spark's own cast of that decimal
+   * gives `l` back, else none (NaN: unknown; infinities: none).
+   */
+  private def decimalFromDouble(literal: Any, column: DecimalType, timeZoneId: Option[String]): Option[Seq[Any]] =
+    literal match {
+      case l: Double if l.isNaN => None
+      case l: Double if l.isInfinite => Some(Nil)
+      case l: Double =>
+        val rounded = Decimal(BigDecimal(l).setScale(column.scale, BigDecimal.RoundingMode.HALF_UP))
+        if (!rounded.changePrecision(column.precision, column.scale)) Some(Nil)
+        else {
+          val forth = Cast(Literal.create(rounded, column), DoubleType, timeZoneId, EvalMode.TRY).eval()
+          if (forth != null && TypeUtils.getInterpretedOrdering(DoubleType).equiv(forth, l)) Some(Seq(rounded))
+          else Some(Nil)
+        }
+      case _ => None
+    }
 
   /**
    * `cast(integral as float/double) = l`. Integers of magnitude below 2^24

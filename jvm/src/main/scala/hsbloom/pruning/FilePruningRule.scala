@@ -1,13 +1,13 @@
 package hsbloom.pruning
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.AttributeSet
+import org.apache.spark.sql.catalyst.expressions.{AttributeSet, ExprId}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.conf.HsbloomConf
-import hsbloom.rules.GuardedRule
+import hsbloom.rules.{GuardedRule, Nondeterminism}
 import hsbloom.shim.{Delta, FileRelation}
 
 /**
@@ -19,7 +19,8 @@ import hsbloom.shim.{Delta, FileRelation}
  * Projects and Filters) references a covered column. Which files survive is
  * decided when Spark lists the files, from the final data filters.
  *
- * Not touched: streaming relations, and Delta tables. Delta's scan planning
+ * Not touched: relations below a nondeterministic operator (`Nondeterminism`:
+ * which rows it keeps depends on the files read), streaming relations, and Delta tables. Delta's scan planning
  * (data skipping, deletion vectors) recognizes its own file index classes;
  * behind a foreign FileIndex, deleted rows would come back. `DeltaScanPruningRule`
  * prunes Delta scans on the physical plan instead (docs/pruning.md).
@@ -30,24 +31,33 @@ class FilePruningRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
   override protected def enabled: Boolean = HsbloomConf.isEnabled(session)
   override protected def failing: String = "file pruning rule"
 
-  override protected def rewritePlan(plan: LogicalPlan): LogicalPlan = plan.transformDown {
-    case f @ Filter(condition, child) =>
-      val rewritten = withPrunedRelation(child, condition.references)
-      if (rewritten eq child) f else f.copy(child = rewritten)
+  override protected def rewritePlan(plan: LogicalPlan): LogicalPlan = {
+    val nondeterministic = Nondeterminism.logicalScans(plan)
+    plan.transformDown {
+      case f @ Filter(condition, child) =>
+        val rewritten = withPrunedRelation(child, condition.references, nondeterministic)
+        if (rewritten eq child) f else f.copy(child = rewritten)
+    }
   }
 
-  /** `plan` with its relation wrapped, when the filter references a covered column; else `plan` itself. */
-  private def withPrunedRelation(plan: LogicalPlan, referenced: AttributeSet): LogicalPlan = plan match {
+  /**
+   * `plan` with its relation wrapped, when the filter references a covered
+   * column and no nondeterministic operator is above the relation; else `plan` itself.
+   */
+  private def withPrunedRelation(plan: LogicalPlan, referenced: AttributeSet, nondeterministic: Map[ExprId, String])
+      : LogicalPlan = plan match {
     case p @ Project(_, child) =>
-      val c = withPrunedRelation(child, referenced)
+      val c = withPrunedRelation(child, referenced, nondeterministic)
       if (c eq child) p else p.copy(child = c)
     case f @ Filter(condition, child) =>
-      val c = withPrunedRelation(child, referenced ++ condition.references)
+      val c = withPrunedRelation(child, referenced ++ condition.references, nondeterministic)
       if (c eq child) f else f.copy(child = c)
     case FileRelation(l, fs, output, false) if eligible(fs) =>
       val covered = IndexCatalog.coveredColumns(session, fs, output)
       val filtered = covered.exists(c => referenced.exists(r => r.semanticEquals(c.attribute) || r.name == c.attribute.name))
-      if (!filtered) l
+      val unsafe = if (filtered) Nondeterminism.reasonFor(nondeterministic, output) else None
+      unsafe.foreach(why => PruningDecisions.record(Nondeterminism.notPruned(fs.location.rootPaths.mkString(", "), why)))
+      if (!filtered || unsafe.isDefined) l
       else l.copy(relation = fs.copy(location = new PrunedFileIndex(session, fs.location, covered))(fs.sparkSession))
     case other => other
   }

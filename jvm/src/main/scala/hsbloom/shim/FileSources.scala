@@ -3,6 +3,7 @@ package hsbloom.shim
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeSet, Cast, Expression, UpCast}
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.StructType
@@ -49,5 +50,17 @@ object FileSources {
     case Alias(Cast(a: Attribute, to, _, _), name) => childOutput.contains(a) && a.name == name && a.dataType == to
     case Alias(UpCast(a: Attribute, to, _), name) => childOutput.contains(a) && a.name == name && a.dataType == to
     case _ => false
+  }
+
+  /**
+   * The column of `childOutput` that a projection's `expression` reads under its own name with the read-side
+   * padding Spark adds for a CHAR column of a catalog table (`spark.sql.readSideCharPadding`, Spark's
+   * `CharVarcharCodegenUtils.readSidePadding`); None for any other expression.
+   */
+  def readSidePadded(expression: Expression, childOutput: AttributeSet): Option[Attribute] = expression match {
+    case Alias(s: StaticInvoke, name) if s.functionName == "readSidePadding" => s.arguments.headOption.collect {
+      case a: Attribute if childOutput.contains(a) && a.name == name => a
+    }
+    case _ => None
   }
 }

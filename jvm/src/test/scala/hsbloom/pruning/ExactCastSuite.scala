@@ -77,6 +77,60 @@ class ExactCastSuite extends AnyFunSuite {
     assert(!ExactCast.isInvertible(StringType, IntegerType))
   }
 
+  test("numbers and dates as strings: the canonical text has one answer, any other spelling none") {
+    def str(x: String) = UTF8String.fromString(x)
+    assert(ExactCast.inverse(str("205"), StringType, IntegerType, utc) == Some(Seq(205)))
+    assert(ExactCast.inverse(str("-7"), StringType, ByteType, utc) == Some(Seq(-7.toByte)))
+    Seq("0205", " 205", "205 ", "+205", "205.0", "2e2", "", "x", "99999999999").foreach { lit =>
+      assert(ExactCast.inverse(str(lit), StringType, IntegerType, utc) == Some(Nil), lit)
+    }
+    assert(ExactCast.inverse(str("2020-07-24"), StringType, DateType, utc) == Some(Seq(18467)))
+    Seq("2020-7-24", "2020-07-24 ", "2020-07-24T00:00:00", "20200724", "2020-07-24 00:00:00").foreach { lit =>
+      assert(ExactCast.inverse(str(lit), StringType, DateType, utc) == Some(Nil), lit)
+    }
+    assert(!ExactCast.isInvertible(TimestampType, StringType))
+    assert(!ExactCast.isInvertible(DoubleType, StringType))
+    val rnd = new Random(2)
+    (0 until 300).foreach { _ =>
+      val v = rnd.nextInt() >> rnd.nextInt(31)
+      Seq(v.toString, "0" + v, " " + v, s"$v.0", s"+$v").foreach { lit =>
+        checkAgainstSpark(IntegerType, StringType, str(lit), Seq(v, v + 1, -v))
+        checkAgainstSpark(LongType, StringType, str(lit), Seq(v.toLong, v.toLong << 20))
+      }
+      val day = rnd.nextInt(4000000) - 1000000
+      val text = Cast(Literal.create(day, DateType), StringType, utc).eval().toString
+      assert(ExactCast.inverse(str(text), StringType, DateType, utc) == Some(Seq(day)), text)
+      Seq(text, text + " ", text.replaceFirst("-0", "-")).foreach { lit =>
+        checkAgainstSpark(DateType, StringType, str(lit), Seq(day, day + 1))
+      }
+    }
+  }
+
+  test("decimals of at most 15 digits as doubles: the double rounded to the scale, or none") {
+    val col = DecimalType(12, 2)
+    assert(ExactCast.inverse(205.25, DoubleType, col, utc) == Some(Seq(Decimal("205.25"))))
+    assert(ExactCast.inverse(205.251, DoubleType, col, utc) == Some(Nil))
+    assert(ExactCast.inverse(1e300, DoubleType, col, utc) == Some(Nil))
+    assert(ExactCast.inverse(Double.PositiveInfinity, DoubleType, col, utc) == Some(Nil))
+    assert(ExactCast.inverse(Double.NaN, DoubleType, col, utc).isEmpty)
+    assert(ExactCast.inverse(-0.0, DoubleType, col, utc) == Some(Seq(Decimal("0.00"))))
+    assert(!ExactCast.isInvertible(DecimalType(16, 2), DoubleType))
+    val rnd = new Random(3)
+    Seq(DecimalType(15, 3), DecimalType(5, 2), DecimalType(15, 0), DecimalType(15, 15), DecimalType(9, 4)).foreach { t =>
+      (0 until 300).foreach { _ =>
+        val unscaled = (rnd.nextLong() % math.pow(10, t.precision).toLong) >> rnd.nextInt(40)
+        val v = Decimal(unscaled, t.precision, t.scale)
+        val l = Cast(Literal.create(v, t), DoubleType, utc).eval().asInstanceOf[Double]
+        assert(ExactCast.inverse(l, DoubleType, t, utc) == Some(Seq(v)), s"$v as $t")
+        val step = Decimal(1L, t.precision, t.scale)
+        val neighbours = Seq(v + step, v - step).filter(_.changePrecision(t.precision, t.scale))
+        Seq(l, Math.nextUp(l), l + 0.4 * math.pow(10, -t.scale)).foreach { lit =>
+          checkAgainstSpark(t, DoubleType, lit, v +: neighbours)
+        }
+      }
+    }
+  }
+
   private val k = AttributeReference("k", LongType)()
   private val s = AttributeReference("s", StringType)()
   private val d = AttributeReference("d", DoubleType)()
