@@ -215,7 +215,7 @@ def test_filtered_build_side_prunes_probe_files(spark, tables, small_dim):
     assert holding < FACT_FILES - 1
     assert holding <= read_on - 1 <= holding + 1
     text = explain_text(spark, build())
-    assert "distinct key(s) from the build side" in text
+    assert "distinct key(s) read in " in text and "the index says " in text
     assert "files -> " in text
     assert "file pruning of s from the build side's keys: installed" in text
 
@@ -242,7 +242,7 @@ def test_too_many_build_keys_keep_every_file(spark, tables, small_dim):
         off, _ = run(spark, df, enabled=False)
         on, _ = run(spark, df, enabled=True)
         assert on == off
-        assert "build side has more than 2 keys" in explain_text(spark, df())
+        assert "the build side has more than 2 distinct keys" in explain_text(spark, df())
         hsbloom.enable(spark)
         assert files_read(df()) == FACT_FILES + 1
     finally:
@@ -369,7 +369,7 @@ def test_favourable_shape_gets_both_features(spark, tables, random_keys):
     considered = text.split("Joins considered")[1]
     assert "global filter of random_dim.k on k: injected" in considered, considered
     assert "file pruning of k from the build side's keys: installed" in considered, considered
-    assert "2 distinct key(s) from the build side" in text
+    assert "2 distinct key(s) read in " in text
     hsbloom.enable(spark)
     try:
         read_on = files_read(build())
@@ -413,4 +413,88 @@ def test_nothing_is_pruned_below_a_nondeterministic_operator(spark, tables, smal
     finally:
         for k in settings:
             spark.conf.unset(k)
+        hsbloom.disable(spark)
+
+
+CLUSTERED_FILES = 8
+
+
+@pytest.fixture(scope="module")
+def clustered(spark, tmp_path_factory, module_system_path):
+    """Issue #36's shape, small: a fact of 8 files whose keys ascend across files (as time-ordered ids do),
+    each key twice, and a one-file dimension whose rows tagged 'x' hold 100 keys in 200-399 (a quarter of the
+    fact's files; far more keys than a per-key estimate of random spread allowed: 2), with duplicate and null
+    keys, -0.0, NaN and the empty string; its other rows hold keys from everywhere. The index's fpp is low
+    enough that 100 keys make no false-positive file here (each file's is 1 - (1 - fpp)^keys)."""
+    rng = random.Random(36)
+    base = tmp_path_factory.mktemp("join_clustered")
+    fact, dim = str(base / "fact"), str(base / "dim")
+
+    def double(n):
+        return -0.0 if n == 300 else float(n - 300)
+
+    fact_rows = [(n * 2 + c, n, double(n) if c else float(n - 300), f"{n:04d}-ü", f"{rng.getrandbits(128):032x}")
+                 for n in range(800) for c in range(2)]
+    fact_rows += [(5000, None, None, None, "null keys"), (5001, None, float("nan"), "", "nan and empty")]
+    dim_rows = [(n, float(n - 300), f"{n:04d}-ü", "x") for n in range(200, 400, 2)]
+    dim_rows += [(n, float(n - 300), f"{n:04d}-ü", "x") for n in range(250, 290, 2)]  # duplicate keys
+    dim_rows += [(None, None, None, "x"), (None, -0.0, "", "x"), (310, float("nan"), "", "x")]
+    dim_rows += [(n, float(n - 300), f"{n:04d}-ü", "y") for n in range(0, 800, 8)]
+    (spark.createDataFrame(fact_rows, "id long, k long, x double, s string, payload string")
+     .repartitionByRange(CLUSTERED_FILES, "id").sortWithinPartitions("id").write.parquet(fact))
+    spark.createDataFrame(dim_rows, "dk long, dx double, ds string, tag string").coalesce(1).write.parquet(dim)
+    hsbloom.Hyperspace(spark).create_index(spark.read.parquet(fact), hsbloom.BFIndexConfig("join_clustered", ["k", "x", "s"], fpp=0.0001))
+    return fact, dim
+
+
+def clustered_join(spark, fact, dim, on: str = "k = dk"):
+    return lambda: spark.read.parquet(fact).join(spark.read.parquet(dim).where("tag = 'x'"), F.expr(on)).select("id", "dk")
+
+
+def test_clustered_keys_prune_to_the_files_that_hold_them(spark, tables, clustered):
+    """The index's exact answer decides: 100 keys in a quarter of the files prune the rest (issue #36)."""
+    fact, dim = clustered
+    build = clustered_join(spark, fact, dim)
+
+    def every_key():  # one query: each key column, with = and <=>, unioned
+        f, d = spark.read.parquet(fact), spark.read.parquet(dim).where("tag = 'x'")
+        joins = [("k", "dk", False), ("k", "dk", True), ("x", "dx", False), ("s", "ds", False), ("s", "ds", True)]
+        parts = [f.join(d, f[a].eqNullSafe(d[b]) if safe else f[a] == d[b])
+                 .select(F.lit(f"{a} {safe}").alias("on"), "id", "dk", "dx", "ds") for a, b, safe in joins]
+        return parts[0].unionByName(parts[1]).unionByName(parts[2]).unionByName(parts[3]).unionByName(parts[4])
+
+    off, _ = run(spark, every_key, enabled=False)
+    on, _ = run(spark, every_key, enabled=True)
+    assert [repr(r) for r in on] == [repr(r) for r in off] and len(off) > 120 * 2 * 3  # repr: NaN != NaN
+    assert any(r[0] == "x False" and r[3] == 0.0 for r in off) and any(r[0] == "s True" and r[4] is None for r in off)
+    hsbloom.enable(spark)
+    read_on = files_read(build())
+    hsbloom.disable(spark)
+    keys = [r.dk for r in spark.read.parquet(dim).where("tag = 'x' AND dk IS NOT NULL").select("dk").collect()]
+    holding = spark.read.parquet(fact).where(F.col("k").isin(keys)).select(F.input_file_name()).distinct().count()
+    # The dimension reads its one file; the fact exactly the files that hold a key (a quarter of them, one more
+    # at a range boundary).
+    assert holding <= CLUSTERED_FILES // 4 + 1
+    assert read_on == holding + 1
+    text = explain_text(spark, build())
+    assert "file pruning of k from the build side's keys: installed: reading the build side again" in text
+    line = next(line for line in text.splitlines() if "join on k: " in line)
+    assert "100 distinct key(s) read in " in line, line
+    pruned = CLUSTERED_FILES - holding
+    assert f"the index says {holding} of {CLUSTERED_FILES} files may hold them: {pruned} files" in line, line
+
+
+def test_more_build_keys_than_the_bound_read_every_file(spark, tables, clustered):
+    fact, dim = clustered
+    build = clustered_join(spark, fact, dim)
+    spark.conf.set("spark.hsbloom.join.pruning.maxBuildKeys", "50")
+    try:
+        off, _ = run(spark, build, enabled=False)
+        on, _ = run(spark, build, enabled=True)
+        assert on == off and len(off) > 0
+        assert "the build side has more than 50 distinct keys" in explain_text(spark, build())
+        hsbloom.enable(spark)
+        assert files_read(build()) == CLUSTERED_FILES + 1
+    finally:
+        spark.conf.unset("spark.hsbloom.join.pruning.maxBuildKeys")
         hsbloom.disable(spark)

@@ -121,8 +121,9 @@ object HsbloomConf {
   val JoinGlobalFilterMaxBytes: Setting[Long] = long("spark.hsbloom.join.globalFilter.maxBytes", 64 * MiB,
     "The largest global filter a join loads onto the executors; a larger one is not used.")
 
-  val JoinPruningMaxBuildKeys: Setting[Int] = int("spark.hsbloom.join.pruning.maxBuildKeys", 5000,
-    "The most distinct build-side keys a join collects to prune the probe side's files with.")
+  val JoinPruningMaxBuildKeys: Setting[Int] = int("spark.hsbloom.join.pruning.maxBuildKeys", 100000,
+    "The most distinct build-side keys a join reads at run time to prune the probe side's files with (the index " +
+      "then says which files may hold them); a build side with more reads the probe side as planned.")
 
   val JoinCacheMaxBytes: Setting[Long] = long("spark.hsbloom.join.cache.maxBytes", 1024 * MiB,
     "Executor memory for the global filters joins have loaded, least recently used first out.")

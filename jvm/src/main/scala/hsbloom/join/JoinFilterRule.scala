@@ -189,10 +189,9 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     val summary = probe.index.entry.columnSummaries.get(probe.indexColumn)
       .getOrElse(return skip("the probe column's index has no statistics"))
     val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
-    val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys) else {
-      JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
-        probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
-        maxKeys, buildDistinct)
+    val decision = if (!modelled) JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false") else {
+      JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.ndv, BigInt(column.fs.sizeInBytes),
+        BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)), maxKeys, buildDistinct)
     }
     if (!decision.applies) return skip(decision.reason)
     // The build keys become values of the probe column's own type (null where none is equal).
@@ -200,7 +199,7 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       JoinDecisions.record(s"$label: file pruning of ${column.attribute.name} from the build side's keys: " +
         s"installed: ${decision.reason}")
       val keys = new JoinPrunedFileIndex.BuildKeys(column.attribute, Project(Seq(Alias(v, "hsbloom_key")()), source),
-        nullSafe, useful)
+        nullSafe, maxKeys)
       val location = JoinPrunedFileIndex.withJoin(session, column.fs.location, covered, keys)
       if (location eq column.fs.location) target
       else {

@@ -4,27 +4,31 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.plans.logical.{Limit, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{Distinct, Limit, LogicalPlan}
 import org.apache.spark.sql.execution.SQLExecution
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.apache.spark.sql.types.{DataType, DoubleType, FloatType}
 import org.slf4j.LoggerFactory
 
 import hsbloom.catalog.IndexCatalog
+import hsbloom.conf.HsbloomConf
 import hsbloom.pruning.{PrunedFileIndex, PruningFileIndex}
 
 /**
  * Dynamic file pruning for the probe side of an equi-join: a relation's
  * FileIndex that, when Spark lists its files, first reads the build side's
- * keys (stopping once it has more than its `maxKeys`), and if there are at
- * most that many, keeps only the files whose file-level filters may hold one of
- * them, as if the scan had `key IN (build keys)` among its filters.
+ * distinct keys (at most its `maxKeys`, `spark.hsbloom.join.pruning.maxBuildKeys`),
+ * and if there are at most that many, keeps only the files the loaded index
+ * says may hold one of them: the keys become `key IN (build keys)` among the
+ * scan's filters, one `Probe` of all their hashes answered for every file of
+ * the index version at once (`SlotPredicates`).
  *
  * The keys come from a small Spark job of their own, run when the probe side
  * is listed, so the build side is computed twice: the rule installs this only
- * where the cost model (`JoinCostModel.filePruning`) finds that cheap, on a
- * build side that is a filtered scan (`BuildSide`), with `maxKeys` the most
- * keys worth waiting for (per join). Any failure, too many keys, or hsbloom turned off
- * keeps every file.
+ * where the cost model (`JoinCostModel.filePruning`) finds that read cheap
+ * beside the probe side, on a build side that is a filtered scan
+ * (`BuildSide`). Any failure, too many keys, or hsbloom turned off keeps every
+ * file, with the reason.
  */
 final class JoinPrunedFileIndex(
     @transient protected val session: SparkSession,
@@ -53,12 +57,19 @@ final class JoinPrunedFileIndex(
       return (listed, report, Nil)
     }
     val filters = keyFilters
-    val notes = filters.map { case (j, f) =>
-      s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"${j.describeKeys} from the build side")
-    }
     val (listed, report) = pruning.prune(partitionFilters, dataFilters ++ filters.flatMap(_._2.toOption))
+    val notes = filters.map { case (j, f) =>
+      s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"${j.describeKeys}; ${answer(report)}")
+    }
     notes.foreach(n => log.info(s"hsbloom: $n for ${rootPaths.mkString(", ")}"))
     (listed, report, notes)
+  }
+
+  /** What the index said about the listing, e.g. "the index says 19 of 80 files may hold them: 61 files (76 %) not read". */
+  private def answer(report: PrunedFileIndex.Report): String = {
+    val share = if (report.filesBefore == 0) 0.0 else report.filesPruned * 100.0 / report.filesBefore
+    f"the index says ${report.filesAfter} of ${report.filesBefore} files may hold them: " +
+      f"${report.filesPruned} files ($share%.0f %%) not read"
   }
 
   private def keysFilter(j: BuildKeys): Either[String, Expression] =
@@ -81,36 +92,33 @@ final class JoinPrunedFileIndex(
 object JoinPrunedFileIndex {
   private val log = LoggerFactory.getLogger(classOf[JoinPrunedFileIndex])
 
-  /** Build-side rows read per key waited for (room for duplicate keys). */
-  val RowsPerKey = 4
-
   /**
    * `column IN (build keys)` (`OR column IS NULL` for `<=>` with a null key),
-   * or why there is none. The keys are the first rows of the build side, at
-   * most `RowsPerKey` x (`j.maxKeys` + 1): Spark's limit reads the build side's
-   * partitions a few at a time and stops once it has that many, so a build
-   * side with too many keys costs a part of one read, not a whole one.
-   * `target` names what the keys prune, for the log.
+   * or why there is none. The keys are the build side's distinct values, at
+   * most `j.maxKeys` + 1 of them (a Spark job of its own, deduplicated on the
+   * executors): more than `j.maxKeys` keeps every file. A float or double
+   * zero stands for both zeros (they are equal, and the set is also a row
+   * filter for a MERGE target). `target` names what the keys prune, for the log.
    */
   def keysFilter(session: SparkSession, j: BuildKeys, target: String): Either[String, Expression] = {
     try {
       val started = System.nanoTime()
-      val cap = math.min(RowsPerKey.toLong * (j.maxKeys + 1), Int.MaxValue - 1L).toInt
-      val qe = session.sessionState.executePlan(Limit(Literal(cap), j.plan))
+      val bound = math.min(j.maxKeys.toLong + 1, Int.MaxValue.toLong).toInt
+      val qe = session.sessionState.executePlan(Limit(Literal(bound), Distinct(j.plan)))
       val rows = SQLExecution.withNewExecutionId(qe, Some("hsbloom: build-side keys for file pruning")) {
         qe.executedPlan.executeCollect()
       }
-      val ms = (System.nanoTime() - started) / 1e6
+      val seconds = (System.nanoTime() - started) / 1e9
       val dt = j.attribute.dataType
       val values = rows.map(_.get(0, dt))
-      val nonNull = values.filter(_ != null).toSet
-      if (nonNull.size > j.maxKeys) {
-        return scala.util.Left(f"build side has more than ${j.maxKeys} keys ($ms%.0f ms); not pruned")
+      val distinct = values.filter(_ != null).toSet
+      if (distinct.size > j.maxKeys) {
+        return scala.util.Left(f"the build side has more than ${j.maxKeys} distinct keys (read in $seconds%.1f s, " +
+          s"${HsbloomConf.JoinPruningMaxBuildKeys.key}); every file read as planned")
       }
-      if (rows.length >= cap) {
-        return scala.util.Left(f"build side has over $cap rows ($ms%.0f ms); not pruned")
-      }
-      j.keyCount = Some(nonNull.size)
+      val nonNull = distinct ++ bothZeros(distinct, dt)
+      j.keyCount = Some(distinct.size)
+      j.readSeconds = Some(seconds)
       val in: Expression =
         if (nonNull.isEmpty) EqualTo(j.attribute, Literal.create(null, dt)) // no key: nothing can join
         else InSet(j.attribute, nonNull)
@@ -122,6 +130,13 @@ object JoinPrunedFileIndex {
     }
   }
 
+  /** The other zero of a float or double key set holding one (Spark's distinct keeps one of them). */
+  private def bothZeros(keys: Set[Any], dt: DataType): Set[Any] = dt match {
+    case FloatType if keys.exists(k => k.asInstanceOf[Float] == 0.0f) => Set(0.0f, -0.0f)
+    case DoubleType if keys.exists(k => k.asInstanceOf[Double] == 0.0) => Set(0.0, -0.0)
+    case _ => Set.empty
+  }
+
   /**
    * One join's build side: `plan` has one column, the build key as a value of
    * the probe column `attribute`'s type (null where no value of it is equal).
@@ -129,7 +144,12 @@ object JoinPrunedFileIndex {
   final class BuildKeys(val attribute: AttributeReference, val plan: LogicalPlan, val nullSafe: Boolean,
       val maxKeys: Int) {
     @volatile private[hsbloom] var keyCount: Option[Int] = None
-    def describeKeys: String = keyCount.map(n => s"$n distinct key(s)").getOrElse("keys")
+    @volatile private[hsbloom] var readSeconds: Option[Double] = None
+    def describeKeys: String = (keyCount, readSeconds) match {
+      case (Some(n), Some(s)) => f"$n distinct key(s) read in $s%.1f s"
+      case (Some(n), None) => s"$n distinct key(s)"
+      case _ => "keys"
+    }
     def sameAs(o: BuildKeys): Boolean =
       o.attribute.exprId == attribute.exprId && o.nullSafe == nullSafe && o.plan.canonicalized == plan.canonicalized
   }
