@@ -121,9 +121,15 @@ object HsbloomConf {
   val JoinGlobalFilterMaxBytes: Setting[Long] = long("spark.hsbloom.join.globalFilter.maxBytes", 64 * MiB,
     "The largest global filter a join loads onto the executors; a larger one is not used.")
 
-  val JoinPruningMaxBuildKeys: Setting[Int] = int("spark.hsbloom.join.pruning.maxBuildKeys", 100000,
-    "The most distinct build-side keys a join reads at run time to prune the probe side's files with (the index " +
-      "then says which files may hold them); a build side with more reads the probe side as planned.")
+  val JoinPruningMaxBuildKeys: Setting[Int] = Setting("spark.hsbloom.join.pruning.maxBuildKeys", 100000, "100000",
+    "int", "The most distinct build-side keys a join reads at run time to prune the probe side's files with (the " +
+      "index then says which files may hold them); a build side with more reads the probe side as planned.") { v =>
+    val n = v.toInt
+    if (n < 0) {
+      throw new IllegalArgumentException(s"spark.hsbloom.join.pruning.maxBuildKeys must be 0 or more; got $n")
+    }
+    n
+  }
 
   val JoinCacheMaxBytes: Setting[Long] = long("spark.hsbloom.join.cache.maxBytes", 1024 * MiB,
     "Executor memory for the global filters joins have loaded, least recently used first out.")

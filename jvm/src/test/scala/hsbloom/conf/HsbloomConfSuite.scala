@@ -23,6 +23,7 @@ class HsbloomConfSuite extends AnyFunSuite {
     assert(HsbloomConf.CacheMaxBytes.from(lookup(Some("  "))) == 256L * 1024 * 1024)
     assert(HsbloomConf.CacheMaxBytes.from(lookup(Some(" 1024 "))) == 1024L)
     assert(HsbloomConf.JoinPruningMaxBuildKeys.from(lookup(Some("7"))) == 7)
+    intercept[IllegalArgumentException](HsbloomConf.JoinPruningMaxBuildKeys.from(lookup(Some("-1"))))
     assert(HsbloomConf.SystemPath.from(lookup(None)).isEmpty)
     assert(HsbloomConf.SystemPath.from(lookup(Some("/idx"))).contains("/idx"))
     intercept[IllegalArgumentException](HsbloomConf.JoinEnabled.from(lookup(Some("yes"))))
