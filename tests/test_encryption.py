@@ -1,7 +1,9 @@
 """Sources encrypted with Parquet modular encryption (docs/security.md#encrypted-columns).
 
 An index stores each file's filter and counts in plaintext, so create and every refresh refuse, before writing
-anything, an indexed column that is encrypted in any file and any file whose footer is encrypted. The files are
+anything, an indexed column that is encrypted in any file and any file whose footer is encrypted. With
+spark.hsbloom.index.encryption=columns they read the files' master keys first, and refuse, naming them, files
+that disagree and anything encrypted (storing an encrypted index is not built yet). The files are
 real encrypted Parquet, written by Spark through parquet-java's PropertiesDrivenCryptoFactory with the test KMS
 client (jvm/testkms, on the session's classpath: tests/conftest.py).
 """
@@ -17,8 +19,8 @@ import pytest
 from py4j.java_gateway import JavaClass
 
 import hsbloom
-from hsbloom import BFIndexConfig
-from hsbloom.errors import EncryptedSourceError, IndexBuildError
+from hsbloom import BFIndexConfig, settings
+from hsbloom.errors import EncryptedSourceError, IndexBuildError, InvalidConfigError
 from hsbloom.explain import files_read
 from pruning_support import outcomes
 
@@ -76,6 +78,7 @@ def test_an_encrypted_column_is_refused_at_create_and_nothing_is_written(spark, 
     message = str(refused.value)
     assert message.startswith("cannot create index 'ssns': ") and message.endswith("Nothing was written")
     assert "'ssn'" in message and "docs/security.md#encrypted-columns" in message
+    assert f"index encryption ({settings.INDEX_ENCRYPTION})" in message
     if footer == "plaintext":
         assert "column 'ssn' is encrypted" in message and "Index other columns of this table" in message
     else:
@@ -155,3 +158,42 @@ def test_without_keys_a_build_over_an_encrypted_column_fails_and_keeps_nothing(s
     with pytest.raises(IndexBuildError, match="so it was not created"):
         hsbloom.Hyperspace(spark).create_index(spark.read.parquet(tables["plaintext"]), BFIndexConfig("ssns", ["ssn"]))
     assert [p for p in everything_under(system_path / "ssns") if p.startswith("v__=")] == []
+
+
+@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
+def test_with_index_encryption_the_keys_are_read_and_named_and_nothing_is_written(spark, system_path, tables, footer):
+    """Both footer modes: the column's master key from its key material (an encrypted footer decrypted first)."""
+    with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}), pytest.raises(EncryptedSourceError) as refused:
+        hsbloom.Hyperspace(spark).create_index(spark.read.options(**READ).parquet(tables[footer]),
+                                               BFIndexConfig("ssns", ["ssn"]))
+    message = str(refused.value)
+    assert message.startswith("cannot create index 'ssns': column 'ssn' with master key k1"), message
+    assert ("footers with master key k2" in message) == (footer == "encrypted")
+    assert f"would be encrypted in the index ({settings.INDEX_ENCRYPTION}=columns)" in message
+    assert "does not store an encrypted index yet" in message and message.endswith("Nothing was written")
+    assert not system_path.exists()
+
+
+def test_with_index_encryption_files_that_disagree_on_a_columns_key_are_refused(spark, system_path, tmp_path):
+    """Never a guessed key; the table's unencrypted columns are still indexed."""
+    path = str(tmp_path / "two_keys")
+    people(spark, 0, 20).coalesce(1).write.options(**encrypting(True)).parquet(path)
+    under_k2 = {**encrypting(True), "parquet.encryption.column.keys": "k2:ssn"}
+    people(spark, 20, 40).coalesce(1).write.mode("append").options(**under_k2).parquet(path)
+    hs = hsbloom.Hyperspace(spark)
+    df = spark.read.options(**READ).parquet(path)
+    with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}):
+        with pytest.raises(EncryptedSourceError, match=rf"cannot create index 'ssns': index encryption "
+                           rf"\({settings.INDEX_ENCRYPTION}=columns\) cannot be used: column 'ssn' is encrypted "
+                           r"with different keys: k[12] \(in .*\) and k[12] \(in .*\)\. Nothing was written"):
+            hs.create_index(df, BFIndexConfig("ssns", ["ssn"]))
+        assert not system_path.exists()
+        hs.create_index(df, BFIndexConfig("ids", ["id"]))
+    assert hs.index("ids").num_files == 2
+
+
+def test_an_unknown_index_encryption_value_fails_the_create_naming_the_choices(spark, system_path, tables):
+    with session_settings(spark, {settings.INDEX_ENCRYPTION: "all"}), pytest.raises(
+            InvalidConfigError, match=f"{settings.INDEX_ENCRYPTION} must be one of off, columns; got 'all'"):
+        hsbloom.Hyperspace(spark).create_index(spark.read.parquet(tables["plaintext"]), BFIndexConfig("ids", ["id"]))
+    assert not system_path.exists()

@@ -10,6 +10,8 @@ import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 
+import hsbloom.HsbloomException
+import hsbloom.conf.HsbloomConf
 import hsbloom.shim.FileRelation
 
 /**
@@ -21,7 +23,10 @@ import hsbloom.shim.FileRelation
  * whose footer is encrypted, also the counts and the schema that footer hides. Until the index is encrypted with
  * the columns' keys, create and every refresh ask this check before they write anything, and are refused when an
  * indexed column is encrypted in any file (a plaintext footer says which columns are) or any file's footer is
- * encrypted (its magic is `PARE`, and nothing of it can be read without the key).
+ * encrypted (its magic is `PARE`, and nothing of it can be read without the key). With
+ * `spark.hsbloom.index.encryption=columns` the files' master keys are read instead (`EncryptionKeys`), and
+ * anything encrypted is still refused, naming them: storing an encrypted index is not built yet
+ * (docs/design/encryption.md).
  *
  * What it reads: nothing when the read has no crypto factory (`parquet.crypto.factory.class`, in the session or
  * in the read's options). parquet-java's readers, Spark's among them, then have no keys, so a build over an
@@ -48,13 +53,53 @@ object EncryptedColumns {
    * be read, and a build over it fails in its scan).
    */
   def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Option[String] = {
+    val mode = try HsbloomConf.IndexEncryption.get(df.sparkSession) catch { // read first: a bad value always fails
+      case e: IllegalArgumentException => throw HsbloomException.invalidConfig(e.getMessage)
+    }
     if (files.isEmpty) return None
     val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return None)
     // Delta's column mapping by id leaves the columns' names in the files unknown: any encrypted column counts.
     val stored = Adoption.physicalNames(df, columns).fold(_ => columns.map(_ => None), _.map(Some(_)))
     val indexed = columns.zip(stored)
+    if (mode == HsbloomConf.EncryptionColumns) {
+      return keysRefusal(df, indexed, files, conf)
+    }
     Adoption.inParts(df.sparkSession, files, conf)((part, c) => part.flatMap(refusal(_, indexed, c)).nextOption())
       .flatten.headOption
+  }
+
+  /**
+   * With index encryption on (`spark.hsbloom.index.encryption=columns`): why `files` cannot be indexed on
+   * `indexed` encrypted, from the keys their footers name (`EncryptionKeys`); None when nothing indexed is
+   * encrypted. Storing an encrypted index is not built yet, so keys that agree are refused too, named.
+   */
+  private def keysRefusal(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[ListedFile],
+      conf: Configuration): Option[String] = {
+    val setting = s"${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}"
+    val factory = EncryptionKeys.checkFactory(conf)
+    if (factory.isLeft) return factory.swap.toOption.map(why => s"index encryption ($setting) cannot be used: $why")
+    val read = Adoption.inParts(df.sparkSession, files, conf) { (part, c) =>
+      part.map(f => f.path -> keysOf(f, c)).toVector
+    }.flatten
+    read.collectFirst { case (file, Left(why)) => s"the keys of $file cannot be known: $why" }
+      .orElse(EncryptionKeys.agree(indexed, read.collect { case (file, Right(k)) => file -> k }) match {
+        case Left(why) => Some(s"index encryption ($setting) cannot be used: $why")
+        case Right(keys) if keys.columns.isEmpty && !keys.footerEncrypted => None
+        case Right(keys) =>
+          val named = keys.columns.map { case (c, k) => s"column '$c' with master key $k" } ++
+            Option.when(keys.footerEncrypted)(s"footers with master key ${keys.footerKey.getOrElse("(none)")}")
+          Some(s"${named.mkString(", ")} would be encrypted in the index ($setting), but this hsbloom does not " +
+            s"store an encrypted index yet; $Unbuilt")
+      })
+  }
+
+  /** The keys of `file`'s footer (an encrypted one decrypted with `conf`'s keys); Left why not. */
+  private def keysOf(file: ListedFile, conf: Configuration): Either[String, EncryptionKeys.FileKeys] = {
+    val path = new Path(file.path)
+    val opened = try ParquetTail.open(path, conf, file.size, encrypted = true) catch {
+      case NonFatal(e) => return Left(s"it cannot be read (${e.getMessage})")
+    }
+    opened.flatMap(tail => try EncryptionKeys.ofFooter(tail.footer, tail.encryptedFooter, path, conf) finally tail.close())
   }
 
   /**
@@ -86,7 +131,10 @@ object EncryptedColumns {
     stored.forall(name => path.length == 1 && path(0).equalsIgnoreCase(name))
   }
 
-  private val Planned = "an index encrypted with the columns' keys is planned (docs/security.md#encrypted-columns)"
+  private val Unbuilt = "index other columns of this table in plaintext-footer mode (docs/security.md#encrypted-columns)"
+
+  private val Planned = s"index encryption (${HsbloomConf.IndexEncryption.key}) checks the columns' keys but does " +
+    "not yet store an encrypted index (docs/security.md#encrypted-columns)"
 
   private def columnRefused(column: String, file: String): String =
     s"column '$column' is encrypted (Parquet modular encryption; for one, in $file), and the index would store " +
