@@ -128,6 +128,9 @@ def test_a_refresh_over_an_appended_encrypted_file_is_refused_in_every_mode(spar
         for mode in ("quick", "incremental", "full"):
             with pytest.raises(EncryptedSourceError, match="cannot refresh index 'grows': column 'ssn' is encrypted"):
                 hs.refresh_index("grows", mode=mode)
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}), pytest.raises(
+            EncryptedSourceError, match="cannot refresh index 'grows': column 'ssn' with master key k1 would be encrypted"):
+        hs.refresh_index("grows", mode="incremental")
     assert everything_under(system_path / "grows") == before  # no log entry, no data
     assert (hs.index("grows").state.value, hs.index("grows").data_version) == ("ACTIVE", version)
 

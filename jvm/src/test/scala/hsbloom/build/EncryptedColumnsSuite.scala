@@ -37,8 +37,9 @@ class EncryptedColumnsSuite extends AnyFunSuite {
   private val types: Seq[DataType] = Seq(LongType, StringType)
 
   /** A file of 100 people with native Bloom filters on both columns; `encryption`: ssn under k1, the footer under k2. */
-  private def people(encryption: Option[String], ssnKey: String = "k1"): ListedFile = {
+  private def people(encryption: Option[String], ssnKey: String = "k1", internalKeys: Boolean = true): ListedFile = {
     val conf = new Configuration(keyed)
+    conf.setBoolean("parquet.encryption.key.material.store.internally", internalKeys)
     encryption.foreach { footer =>
       conf.set("parquet.encryption.column.keys", s"$ssnKey:ssn")
       conf.set("parquet.encryption.footer.key", "k2")
@@ -147,6 +148,8 @@ class EncryptedColumnsSuite extends AnyFunSuite {
     val c = "c" -> FileKeys(footerEncrypted = false, Some("g"), Map.empty)
     assert(agree(Seq("id" -> Some("id")), Seq(a, c)).left.exists(_.startsWith("the files' footers are encrypted with different keys")))
     assert(agree(Seq("id" -> None), Seq(a)).left.exists(_.contains("its name in the files is unknown")))
+    // Key material in files beside the Parquet file (parquet-java's HadoopFSKeyMaterialStore): refused.
+    assert(keysOf(people(Some("plaintext"), internalKeys = false)).left.exists(_.contains("stored outside the file")))
     // Real files: ssn under k1 in one, under k2 in another.
     val other = people(Some("plaintext"), ssnKey = "k2")
     val keys = Seq(plaintextFooter, other).map(f => f.path -> keysOf(f).toOption.get)
