@@ -3,7 +3,7 @@
 An index stores each file's filter and counts in plaintext, so create and every refresh refuse, before writing
 anything, an indexed column that is encrypted in any file and any file whose footer is encrypted. With
 spark.hsbloom.index.encryption=columns they read the files' master keys first, and refuse, naming them, files
-that disagree and anything encrypted (storing an encrypted index is not built yet). The files are
+that disagree, and store the encrypted columns' rows sealed under their keys (docs/design/encryption.md). The files are
 real encrypted Parquet, written by Spark through parquet-java's PropertiesDrivenCryptoFactory with the test KMS
 client (jvm/testkms, on the session's classpath: tests/conftest.py).
 """
@@ -315,3 +315,44 @@ def sbbf_hits(data: bytes, candidates: list[str]) -> set[str]:
         if words.all():
             hit |= ((masks & words[None, :]) == masks).all(axis=1)
     return {c for c, h in zip(candidates, hit) if h}
+
+
+def test_a_sealed_index_refreshes_an_appended_file_and_verifies(spark, system_path, tmp_path):
+    """Incremental refresh seals the appended file's rows in the new data directory; both directories are read."""
+    path = str(tmp_path / "grows")
+    odd_people(spark).write.options(**encrypting(True)).parquet(path)
+    hs = hsbloom.Hyperspace(spark)
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+        hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=False))
+        spark.createDataFrame([(100, "zzz"), (101, None)], "id long, ssn string").coalesce(1).write.mode(
+            "append").options(**encrypting(True)).parquet(path)
+        hs.refresh_index("grows", mode="incremental")
+        assert hs.index("grows").num_files == 5
+        assert len(list((system_path / "grows").glob("v__=*/sealed/*.parquet"))) >= 2  # one per data directory
+        df = spark.read.parquet(path)
+        predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
+        try:
+            assert outcomes(spark, df, predicates, enabled=True) == outcomes(spark, df, predicates, enabled=False)
+            hsbloom.enable(spark)
+            assert files_read(df.where("ssn = 'zzz'")) == 1
+        finally:
+            hsbloom.disable(spark)
+        assert hs.verify_index("grows").healthy
+    unkeyed = hs.verify_index("grows")  # verify reads sealed/ too: without keys it cannot
+    assert not unkeyed.healthy and "sealed table (the encrypted columns' filters) cannot be read" in str(unkeyed)
+
+
+def test_a_sealed_index_of_an_encrypted_delta_table_prunes(spark, system_path, tmp_path):
+    path = str(tmp_path / "delta")
+    with session_settings(spark, encrypting(plaintext_footer=True)):
+        odd_people(spark).write.format("delta").save(path)
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+        df = spark.read.format("delta").load(path)
+        hsbloom.Hyperspace(spark).create_index(df, BFIndexConfig("dssn", ["ssn"], global_filter=False))
+        try:
+            assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == outcomes(spark, df, SEALED_PREDICATES,
+                                                                                     enabled=False)
+            hsbloom.enable(spark)
+            assert files_read(df.where("ssn = '日本語'")) == 1
+        finally:
+            hsbloom.disable(spark)
