@@ -20,13 +20,13 @@ import hsbloom.shim.FileRelation
  * An index stores, per file and column, a Bloom filter of the values and the row and null counts, in plaintext.
  * Of an encrypted column it would tell anyone who can read the index whether a value is in the table and which
  * file holds it (Parquet encrypts a column's own Bloom filter with the column's key for this reason); of a file
- * whose footer is encrypted, also the counts and the schema that footer hides. Until the index is encrypted with
- * the columns' keys, create and every refresh ask this check before they write anything, and are refused when an
- * indexed column is encrypted in any file (a plaintext footer says which columns are) or any file's footer is
- * encrypted (its magic is `PARE`, and nothing of it can be read without the key). With
- * `spark.hsbloom.index.encryption=columns` the files' master keys are read instead (`EncryptionKeys`), and
- * anything encrypted is still refused, naming them: storing an encrypted index is not built yet
- * (docs/design/encryption.md).
+ * whose footer is encrypted, also the counts and the schema that footer hides. With index encryption off, create
+ * and every refresh ask this check before they write anything, and are refused when an indexed column is
+ * encrypted in any file (a plaintext footer says which columns are) or any file's footer is encrypted (its magic
+ * is `PARE`, and nothing of it can be read without the key). With `spark.hsbloom.index.encryption=columns` the
+ * files' master keys are read instead (`EncryptionKeys`): files that disagree are refused, and so are zones and
+ * the global filter of encrypted columns (not built yet); otherwise the build seals the encrypted columns' rows
+ * with those keys (`sealing`, `hsbloom.index.SealedTable`; docs/design/encryption.md).
  *
  * What it reads: nothing when the read has no crypto factory (`parquet.crypto.factory.class`, in the session or
  * in the read's options). parquet-java's readers, Spark's among them, then have no keys, so a build over an
@@ -176,8 +176,9 @@ object EncryptedColumns {
     stored.forall(name => path.length == 1 && path(0).equalsIgnoreCase(name))
   }
 
-  private val Planned = s"index encryption (${HsbloomConf.IndexEncryption.key}) checks the columns' keys but does " +
-    "not yet store an encrypted index (docs/security.md#encrypted-columns)"
+  private val Planned = s"index encryption (${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}) " +
+    "indexes it with its filters and counts encrypted under the files' keys, with granularity='file' and " +
+    "global_filter=False (docs/security.md#encrypted-columns)"
 
   private def columnRefused(column: String, file: String): String =
     s"column '$column' is encrypted (Parquet modular encryption; for one, in $file), and the index would store " +
