@@ -42,7 +42,8 @@ object RefreshIndex {
       val df = SourceChanges.currentDataFrame(spark, source)
       val changes = SourceChanges.compare(spark, base, held(ctx, base, mode), df)
       if (mode != RefreshResult.Full) { // these keep the files the index holds; a full refresh checks every file
-        CreateIndex.refuseEncrypted(df, config.indexedColumns, appendedAsListed(changes), s"refresh index '$name'")
+        CreateIndex.refuseEncrypted(df, config.indexedColumns, appendedAsListed(changes), s"refresh index '$name'",
+          config)
       }
       (df, changes)
     }
@@ -120,7 +121,7 @@ object RefreshIndex {
     }
     val checking = s"hsbloom: checking the source of index '${ctx.name}' for encrypted columns"
     JobGroup.around(ctx.spark, JobGroup.id("refresh", ctx.name), checking, cancelOnFailure = false) {
-      CreateIndex.refuseEncrypted(df, config.indexedColumns, described.files, s"refresh index '${ctx.name}'")
+      CreateIndex.refuseEncrypted(df, config.indexedColumns, described.files, s"refresh index '${ctx.name}'", config)
     }
     val version = DataVersions.next(ctx)
     val op = new Operation(ctx, Some(base), "refresh")
