@@ -256,6 +256,22 @@ def test_a_sealed_index_prunes_with_keys_and_keeps_every_file_without(spark, sea
         hsbloom.disable(spark)
 
 
+
+def test_the_spark_free_reader_keeps_every_file_for_an_encrypted_column(sealed, module_system_path):
+    """hsbloom.readers (docs/readers.md) does not decrypt sealed/ rows: their column's conditions keep every file,
+    with the reason. (A table with encrypted footers cannot be listed by pyarrow without keys at all.)"""
+    import hsbloom.readers as readers
+
+    index = readers.open_index(str(module_system_path / "sealed_plaintext"))
+    assert index.unusable is None and not index.damage
+    files = sorted(index.list_source().files, key=lambda f: f.path)
+    assert len(files) == 4
+    for predicate in (readers.eq("ssn", "000007919"), readers.eq("ssn", "absent"), readers.is_null("ssn"),
+                      readers.isin("ssn", ["", "ünï"])):
+        pruned = index.prune(predicate)
+        assert sorted(pruned.files) == [f.path for f in files] and not pruned.skipped
+        assert any("column ssn is encrypted in the index" in r for r in pruned.reasons), pruned.explain()
+
 def readable_without_keys(path: Path) -> tuple[list[Path], list[Path]]:
     """The Parquet files under `path` pyarrow reads without keys, and those it cannot."""
     import pyarrow.parquet as pq

@@ -81,6 +81,9 @@ class Index:
             self.unusable = str(exc)
             warnings.warn(f"hsbloom index {path} is not used, every file is read: {exc}", UnusableIndexWarning,
                           stacklevel=2)
+        # The columns the plaintext file tables hold rows of: an index of an encrypted source keeps its encrypted
+        # columns' rows in sealed/ tables, encrypted with the columns' keys, which this reader does not decrypt.
+        self._plaintext_columns = {name for held in self._held.values() for name in held.columns}
         self._blocks = tables.Blocks(self._fs, self.damage)
         self._groups: Optional[dict] = None  # column -> [(group, member positions, files)], built at the first probe
 
@@ -159,6 +162,9 @@ class Index:
                 reasons.append(f"{column} is not indexed: its conditions keep every file")
                 continue
             why = sources.column_difference(self.version, listing, column)
+            if why is None and self._held and column not in self._plaintext_columns:
+                why = (f"column {column} is encrypted in the index (its sealed/ rows, under the column's key), "
+                       "which this reader does not decrypt")
             spark_type = self.version.schema.get(column, "")
             if why is None and not literals.is_hashable_type(spark_type):
                 why = f"column {column} has type {spark_type}, which is not hashed"
