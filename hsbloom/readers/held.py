@@ -122,13 +122,16 @@ def _column_entries(rows: pa.Table, files: np.ndarray, n: int) -> ColumnEntries:
     if with_filter.size:
         rows = rows.take(with_filter)
         side_file = pc.binary_join_element_wise(rows.column("directory"), rows.column("blocks_file"), "/blocks/")
-        side_file = side_file.combine_chunks().dictionary_encode()
-        address = np.column_stack([side_file.indices.to_numpy()] + [rows.column(c).to_numpy().astype(np.int64)
-                                   for c in ("blocks_offset", "blocks_count", "bitset_bytes")])
-        distinct, number = np.unique(address, axis=0, return_inverse=True)
-        paths = side_file.dictionary.to_pylist()
-        groups = [Group(paths[p], paths[p].rsplit("/", 1)[1], o, c, b) for p, o, c, b in distinct.tolist()]
-        group[files[with_filter]] = number.ravel()
+        numbers = [rows.column(c) for c in ("blocks_offset", "blocks_count", "bitset_bytes")]
+        address = pc.binary_join_element_wise(side_file, *(pc.cast(n, pa.string()) for n in numbers), "|")
+        encoded = address.combine_chunks().dictionary_encode()
+        number = encoded.indices.to_numpy()
+        first = np.empty(len(encoded.dictionary), dtype=np.int64)
+        first[number[::-1]] = np.arange(len(number))[::-1]  # a row of each distinct address
+        paths, offsets, counts, bits = ([side_file.take(first).to_pylist()]
+                                        + [n.take(first).to_pylist() for n in numbers])
+        groups = [Group(p, p.rsplit("/", 1)[1], o, c, b) for p, o, c, b in zip(paths, offsets, counts, bits)]
+        group[files[with_filter]] = number
     return ColumnEntries(present, aligned("num_rows"), aligned("num_nulls"), group, aligned("blocks_position"),
                          groups)
 

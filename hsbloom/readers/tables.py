@@ -52,57 +52,35 @@ def _seed(name: str) -> int:
     return xxhash.xxh64_intdigest(name.encode("utf-8"))
 
 
-def _big_endian(column: pa.Array, dtype: str) -> np.ndarray:
-    """The column's values as big-endian bytes, one row of the itemsize per value (nulls: zeros, rows fail)."""
-    values = column.fill_null(0).to_numpy(zero_copy_only=False).astype(dtype)
-    return values.view(np.uint8).reshape(len(values), -1)
+def _big_endian(columns: list) -> pa.Array:
+    """Each row's values of (column, numpy big-endian type) pairs as one binary value of their bytes."""
+    packed = np.hstack([col.fill_null(0).to_numpy(zero_copy_only=False).astype(dtype).view(np.uint8)
+                        .reshape(len(col), -1) for col, dtype in columns])
+    width = packed.shape[1]
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(packed),
+                                                [None, pa.py_buffer(np.ascontiguousarray(packed))]).cast(pa.binary())
 
 
-def _utf8(column: pa.Array) -> tuple:
-    """(the UTF-8 bytes of all values, each value's start in them, each value's length) of a string column."""
+def _length_and_utf8(column: pa.Array) -> list:
+    """A string field as the jar hashes it: its UTF-8 byte length (big-endian int), then the bytes."""
     column = column.fill_null("")
-    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[column.offset : column.offset + len(column) + 1]
-    data = np.frombuffer(column.buffers()[2], dtype=np.uint8)
-    return data, offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
+    return [_big_endian([(pc.binary_length(column), ">i4")]), column.cast(pa.binary())]
 
 
 def row_checksums(table: pa.Table, seed: int) -> np.ndarray:
-    """`Checksums.RowFields.checksum` of every row (uint64), all rows at once: the rows' fields are laid out as
-    the jar hashes them (big-endian numbers, strings as a big-endian int length and UTF-8) in one buffer, then
-    hashed with the numpy XXH64 (a Python call per row would cost seconds for 100,000 files)."""
-    n = table.num_rows
-    columns = {name: table.column(name).combine_chunks() for name, _ in COLUMNS}
-    # The byte layout: (fixed-width fields, numpy big-endian type) and strings, in checksum order.
-    layout = [[("file_id", ">i8")], "file_path", [("file_size", ">i8"), ("file_mtime", ">i8")], "column",
-              [("num_rows", ">i8"), ("num_nulls", ">i8")], "blocks_file",
-              [("blocks_offset", ">i8"), ("blocks_count", ">i4"), ("blocks_position", ">i4"),
-               ("bitset_bytes", ">i4"), ("filter_checksum", ">i8")]]
-    pieces = []  # (bytes per row: (n, k) uint8) or a string column's (data, starts, lengths)
-    for part in layout:
-        if isinstance(part, str):
-            data, starts, lengths = _utf8(columns[part])
-            pieces.append(_big_endian(pa.array(lengths, pa.int32()), ">i4"))
-            pieces.append((data, starts, lengths))
-        else:
-            pieces.append(np.hstack([_big_endian(columns[name], dtype) for name, dtype in part]))
-    row_bytes = sum(p.shape[1] if isinstance(p, np.ndarray) else p[2] for p in pieces)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(row_bytes, out=offsets[1:])
-    buffer = np.empty(int(offsets[-1]), dtype=np.uint8)
-    at = offsets[:-1].copy()  # where each row's next field goes
-    for p in pieces:
-        if isinstance(p, np.ndarray):
-            buffer[at[:, None] + np.arange(p.shape[1])] = p
-            at += p.shape[1]
-        else:
-            data, starts, lengths = p
-            total = int(lengths.sum())
-            if total:
-                # Byte j of value i goes from data[starts[i] + j] to buffer[at[i] + j].
-                within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-                buffer[np.repeat(at, lengths) + within] = data[np.repeat(starts, lengths) + within]
-            at += lengths
-    return xxh64_bytes(buffer, offsets, seed)
+    """`Checksums.RowFields.checksum` of every row (uint64), all rows at once: Arrow concatenates each row's
+    fields as the jar hashes them (big-endian numbers, strings as a big-endian int length and UTF-8), then the
+    numpy XXH64 hashes every row (a Python call per row would cost seconds for 100,000 files)."""
+    c = {name: table.column(name).combine_chunks() for name, _ in COLUMNS}
+    pieces = [_big_endian([(c["file_id"], ">i8")]), *_length_and_utf8(c["file_path"]),
+              _big_endian([(c["file_size"], ">i8"), (c["file_mtime"], ">i8")]), *_length_and_utf8(c["column"]),
+              _big_endian([(c["num_rows"], ">i8"), (c["num_nulls"], ">i8")]), *_length_and_utf8(c["blocks_file"]),
+              _big_endian([(c["blocks_offset"], ">i8"), (c["blocks_count"], ">i4"), (c["blocks_position"], ">i4"),
+                           (c["bitset_bytes"], ">i4"), (c["filter_checksum"], ">i8")])]
+    rows = pc.binary_join_element_wise(*pieces, pa.scalar(b"", pa.binary())).cast(pa.large_binary())
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)[rows.offset : rows.offset + len(rows) + 1]
+    data = np.frombuffer(rows.buffers()[2], dtype=np.uint8) if len(rows) else np.zeros(0, np.uint8)
+    return xxh64_bytes(data, offsets, seed)
 
 
 class Blocks:
