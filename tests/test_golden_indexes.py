@@ -111,3 +111,15 @@ def test_a_file_with_two_fingerprints_or_an_id_naming_two_files_is_read(tmp_path
     with pytest.warns(IndexDamageWarning, match="two"):
         index = open_index(str(copy))
     assert set(index._held.paths) == set(answers["files"]) - gone
+
+
+def test_an_empty_file_table_part_holds_no_file_and_is_no_damage(tmp_path):
+    import pyarrow.parquet as pq
+
+    answers = json.loads((GOLDEN / "parquet_types" / "answers.json").read_text())
+    copy = tmp_path / answers["index"]
+    shutil.copytree(GOLDEN / "parquet_types" / answers["index"], copy)
+    part = sorted((copy / "v__=0" / "files").glob("*.parquet"))[0]
+    pq.write_table(pq.read_table(part).slice(0, 0), part.with_name("part-99999-empty.parquet"))
+    index = open_index(str(copy))
+    assert set(index._held.paths) == set(answers["files"]) and index.damage == []

@@ -55,7 +55,7 @@ def _seed(name: str) -> int:
 def _big_endian(columns: list) -> pa.Array:
     """Each row's values of (column, numpy big-endian type) pairs as one binary value of their bytes."""
     packed = np.hstack([col.fill_null(0).to_numpy(zero_copy_only=False).astype(dtype).view(np.uint8)
-                        .reshape(len(col), -1) for col, dtype in columns])
+                        .reshape(len(col), np.dtype(dtype).itemsize) for col, dtype in columns])
     width = packed.shape[1]
     return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(packed),
                                                 [None, pa.py_buffer(np.ascontiguousarray(packed))]).cast(pa.binary())
@@ -71,6 +71,8 @@ def row_checksums(table: pa.Table, seed: int) -> np.ndarray:
     """`Checksums.RowFields.checksum` of every row (uint64), all rows at once: Arrow concatenates each row's
     fields as the jar hashes them (big-endian numbers, strings as a big-endian int length and UTF-8), then the
     numpy XXH64 hashes every row (a Python call per row would cost seconds for 100,000 files)."""
+    if table.num_rows == 0:
+        return np.zeros(0, dtype=np.uint64)
     c = {name: table.column(name).combine_chunks() for name, _ in COLUMNS}
     pieces = [_big_endian([(c["file_id"], ">i8")]), *_length_and_utf8(c["file_path"]),
               _big_endian([(c["file_size"], ">i8"), (c["file_mtime"], ">i8")]), *_length_and_utf8(c["column"]),
@@ -79,7 +81,7 @@ def row_checksums(table: pa.Table, seed: int) -> np.ndarray:
                            (c["bitset_bytes"], ">i4"), (c["filter_checksum"], ">i8")])]
     rows = pc.binary_join_element_wise(*pieces, pa.scalar(b"", pa.binary())).cast(pa.large_binary())
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)[rows.offset : rows.offset + len(rows) + 1]
-    data = np.frombuffer(rows.buffers()[2], dtype=np.uint8) if len(rows) else np.zeros(0, np.uint8)
+    data = np.frombuffer(rows.buffers()[2], dtype=np.uint8)
     return xxh64_bytes(data, offsets, seed)
 
 
