@@ -81,21 +81,22 @@ class Held:
 def from_rows(rows: pa.Table, warn: Callable[[str], None]) -> Held:
     """Files from rows: a file id naming two files, or a file with two fingerprints, is damage (its rows are
     left out, the file is read); of two rows for one file and column the later one counts, as in the jar."""
-    for by, what in (("file_id", "file ids name two files"), ("key", "files have two fingerprints")):
-        counts = rows.group_by(by).aggregate([(c, "count_distinct") for c in ("key", "file_size", "file_mtime")
-                                               if c != by])
-        twice = pc.filter(counts.column(by), pc.greater(pc.max_element_wise(
-            *[counts.column(n) for n in counts.column_names if n != by]), 1))
-        if len(twice):
-            warn(f"{len(twice)} {what} (such as {twice[0].as_py()}): they are read")
-            rows = rows.filter(pc.invert(pc.is_in(rows.column(by), value_set=twice)))
-    encoded = rows.column("key").combine_chunks().dictionary_encode()
-    file_of_row = encoded.indices.to_numpy()
-    n = len(encoded.dictionary)
-    first = np.empty(n, dtype=np.int64)
-    first[file_of_row[::-1]] = np.arange(len(file_of_row))[::-1]  # the first row of each file
-    held = Held(dict(zip(encoded.dictionary.to_pylist(), range(n))),
-                rows.column("file_path").take(first).to_pylist(),
+    file_of_row, first, keys = _numbered(rows)
+    size, mtime, ids = (rows.column(c).to_numpy() for c in ("file_size", "file_mtime", "file_id"))
+    two_prints = np.unique(file_of_row[(size != size[first][file_of_row]) | (mtime != mtime[first][file_of_row])])
+    order = np.argsort(ids, kind="stable")
+    i, j = order[:-1], order[1:]  # neighbours in file id order
+    two_files = np.unique(ids[j][(ids[i] == ids[j]) & ((file_of_row[i] != file_of_row[j]) | (size[i] != size[j])
+                                                       | (mtime[i] != mtime[j]))])
+    if two_files.size or two_prints.size:
+        for count, what, such in ((two_files.size, "file ids name two files", two_files[:1].tolist()),
+                                  (two_prints.size, "files have two fingerprints", [keys[f] for f in two_prints[:1]])):
+            if count:
+                warn(f"{count} {what} (such as {such[0]}): they are read")
+        rows = rows.filter(pa.array(~np.isin(ids, two_files) & ~np.isin(file_of_row, two_prints)))
+        file_of_row, first, keys = _numbered(rows)
+    n = len(keys)
+    held = Held(dict(zip(keys, range(n))), rows.column("file_path").take(first).to_pylist(),
                 rows.column("file_size").to_numpy()[first], rows.column("file_mtime").to_numpy()[first])
     names = rows.column("column").to_numpy(zero_copy_only=False)
     for name in np.unique(names):
@@ -105,6 +106,15 @@ def from_rows(rows: pa.Table, warn: Callable[[str], None]) -> Held:
         which, files = which[last], files[last]
         held.columns[str(name)] = _column_entries(rows.take(which), files, n)
     return held
+
+
+def _numbered(rows: pa.Table) -> tuple:
+    """(each row's file number, the first row of each file, each file's key): files numbered by key."""
+    encoded = rows.column("key").combine_chunks().dictionary_encode()
+    file_of_row = encoded.indices.to_numpy()
+    first = np.empty(len(encoded.dictionary), dtype=np.int64)
+    first[file_of_row[::-1]] = np.arange(len(file_of_row))[::-1]
+    return file_of_row, first, encoded.dictionary.to_pylist()
 
 
 def _column_entries(rows: pa.Table, files: np.ndarray, n: int) -> ColumnEntries:
