@@ -236,3 +236,12 @@ def test_hash_scalar_refuses_inexact_conversions_and_nulls():
         hash_scalar(None, "int")
     with pytest.raises(UnsupportedTypeError, match="boolean"):
         hash_scalar(True, "boolean")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.binary(max_size=600), max_size=30), st.integers(0, (1 << 64) - 1))
+def test_seeded_xxh64_bytes_matches_xxhash(values, seed):
+    # The seed the reader's row checksums use (XXH64 of `<index>/v__=N`): every length path, including > 512 bytes.
+    data = np.frombuffer(b"".join(values), dtype=np.uint8)
+    offsets = np.concatenate([[0], np.cumsum([len(v) for v in values])]).astype(np.int64)
+    assert xxh64_bytes(data, offsets, seed).tolist() == [xxhash.xxh64_intdigest(v, seed) for v in values]

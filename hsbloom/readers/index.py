@@ -21,6 +21,7 @@ import pyarrow.fs as pafs
 
 from hsbloom.errors import InvalidArgumentError
 from hsbloom.readers import literals, log, sources, tables
+from hsbloom.readers.held import ColumnEntries, Held
 from hsbloom.readers.predicates import And, Eq, In, IsNull, Or, Predicate, check
 from hsbloom.readers.storage import resolve
 
@@ -68,7 +69,7 @@ class Index:
         self.damage: list = []
         self.unusable: Optional[str] = None
         self.version: Optional[log.Version] = None
-        self._held: dict = {}
+        self._held = Held.empty()
         try:
             self.version = log.latest_active(self._fs, self._index_path)
             if self.version.format not in ("parquet", "delta"):
@@ -85,7 +86,7 @@ class Index:
         # columns' rows in sealed/ tables, encrypted with the columns' keys, which this reader does not decrypt.
         self._plaintext_columns = {name for held in self._held.values() for name in held.columns}
         self._blocks = tables.Blocks(self._fs, self.damage)
-        self._groups: Optional[dict] = None  # column -> [(group, member positions, files)], built at the first probe
+        self._members: dict = {}  # column -> [(group, its files, their member positions)], built at its first probe
 
     @property
     def source(self) -> Optional[str]:
@@ -125,17 +126,18 @@ class Index:
             return Pruned(text, [f.path for f in files], [], len(files), [f"index not used: {why}"], **how)
         reasons: list = []
         usable = self._usable_columns(predicate, listing, reasons)
-        kept, skipped, not_held = [], [], 0
-        test = self._compile(predicate, usable)
-        for f in files:
-            held = self._held.get(f.key) if f.key is not None else None
-            if held is None or held.size != f.size or held.mtime != f.mtime:
-                not_held += 1
-                kept.append(f.path)
-            elif test(held):
-                kept.append(f.path)
-            else:
-                skipped.append(f.path)
+        # Each listed file's number in the index (-1: not held, or held with another size or mtime: read).
+        number = np.fromiter((self._held.number.get(f.key, -1) if f.key is not None else -1 for f in files),
+                             dtype=np.int64, count=len(files))
+        held = number >= 0
+        held[held] &= ((self._held.sizes[number[held]] == [f.size for f, h in zip(files, held) if h])
+                       & (self._held.mtimes[number[held]] == [f.mtime for f, h in zip(files, held) if h]))
+        may_match = self._compile(predicate, usable)()
+        keep = ~held
+        keep[held] = may_match[number[held]]
+        kept = [f.path for f, k in zip(files, keep) if k]
+        skipped = [f.path for f, k in zip(files, keep) if not k]
+        not_held = int(np.count_nonzero(~held))
         if not_held:
             reasons.append(f"{not_held} files are new or changed since the index was built (or not covered): read")
         reasons.append(f"{len(skipped)} files skipped: their filters or null counts rule the predicate out")
@@ -151,8 +153,8 @@ class Index:
             raise InvalidArgumentError(f"the index is not usable: {self.unusable}")
         usable = {c: self.version.schema.get(c, "") for c in _columns(predicate) if c in self.version.indexed_columns
                   and literals.is_hashable_type(self.version.schema.get(c, ""))}
-        test = self._compile(predicate, usable)
-        return sorted(h.path for h in self._held.values() if test(h))
+        may_match = self._compile(predicate, usable)()
+        return sorted(p for p, m in zip(self._held.paths, may_match) if m)
 
     def _usable_columns(self, predicate: Predicate, listing: sources.Listing, reasons: list) -> dict:
         """{column: recorded type} of the predicate's columns the index can probe; a reason for each other."""
@@ -175,56 +177,53 @@ class Index:
         return usable
 
     def _compile(self, p: Predicate, usable: dict):
-        """`p` as a test of one held file, its literals hashed once per query (not once per file)."""
+        """`p` as a function giving, for every held file at once, whether it may match (a boolean array); its
+        literals are hashed once per query, not once per file."""
+        n = len(self._held)
         if isinstance(p, (And, Or)):
             tests = [self._compile(c, usable) for c in p.children]
-            if isinstance(p, And):
-                return lambda held: all(t(held) for t in tests)
-            return lambda held: any(t(held) for t in tests)
+            combine = np.logical_and if isinstance(p, And) else np.logical_or
+            return lambda: combine.reduce([t() for t in tests])
         column = p.column
-        if column not in usable:
-            return lambda held: _KEEP
+        entries = self._held.columns.get(column)
+        if column not in usable or entries is None:
+            return lambda: np.full(n, _KEEP)
         if isinstance(p, IsNull):
-            return lambda held: _KEEP if (e := held.columns.get(column)) is None else e.num_nulls > 0
+            return lambda: ~entries.present | (entries.num_nulls > 0)
         hashes: list = []
         for v in (p.value,) if isinstance(p, Eq) else p.values:
             h = literals.hashes_for(v, usable[column])
             if h is None:
-                return lambda held: _KEEP
+                return lambda: np.full(n, _KEEP)
             hashes += h
         if not hashes:
-            return lambda held: _SKIP  # only NULLs: `= NULL` matches no row
-        may_hold = self._files_whose_filters_may_hold(column, hashes)
+            return lambda: np.full(n, _SKIP)  # only NULLs: `= NULL` matches no row
 
-        def probe(held: tables.HeldFile) -> bool:
-            entry = held.columns.get(column)
-            if entry is None:
-                return _KEEP
-            if entry.num_rows == entry.num_nulls:
-                return _SKIP  # no non-null value
-            if entry.group is None:
-                return _KEEP
-            return id(held) in may_hold
+        def probe() -> np.ndarray:
+            # No row: kept; no non-null value: skipped; no filter: kept; else what the filter says.
+            may = ~entries.present | (entries.group < 0)
+            may |= self._filters_may_hold(column, entries, hashes)
+            may &= ~(entries.present & (entries.num_rows == entries.num_nulls))
+            return may
 
         return probe
 
-    def _files_whose_filters_may_hold(self, column: str, hashes: list) -> set:
-        """id() of each held file whose `column` filter may hold one of `hashes`: each group's stripe is probed
-        for all its members at once (one numpy step per group and hash, not a Python call per file)."""
-        if self._groups is None:
-            self._groups = {}
-            for held in self._held.values():
-                for name, entry in held.columns.items():
-                    if entry.group is not None:
-                        self._groups.setdefault(name, {}).setdefault(entry.group, []).append((entry.position, held))
-            self._groups = {name: [(g, np.array([m[0] for m in ms]), [m[1] for m in ms]) for g, ms in groups.items()]
-                            for name, groups in self._groups.items()}
-        found: set = set()
-        for group, positions, files in self._groups.get(column, []):
+    def _filters_may_hold(self, column: str, entries: ColumnEntries, hashes: list) -> np.ndarray:
+        """Per held file, whether its `column` filter may hold one of `hashes`: each group's stripe is probed for
+        all its members at once (one numpy step per group and hash, not a Python call per file)."""
+        members = self._members.get(column)
+        if members is None:
+            order = np.argsort(entries.group, kind="stable")
+            bounds = np.searchsorted(entries.group[order], np.arange(len(entries.groups) + 1))
+            members = self._members[column] = [
+                (g, order[bounds[i]:bounds[i + 1]], entries.position[order[bounds[i]:bounds[i + 1]]])
+                for i, g in enumerate(entries.groups)]
+        found = np.zeros(len(self._held), dtype=bool)
+        for group, files, positions in members:
             hit = np.zeros(len(files), dtype=bool)
             for h in hashes:
                 hit |= self._blocks.members_containing(group, positions, h)
-            found.update(id(f) for f, may in zip(files, hit) if may)
+            found[files] = hit
         return found
 
 
