@@ -84,7 +84,7 @@ class Index:
                           stacklevel=2)
         # The columns the plaintext file tables hold rows of: an index of an encrypted source keeps its encrypted
         # columns' rows in sealed/ tables, encrypted with the columns' keys, which this reader does not decrypt.
-        self._plaintext_columns = {name for held in self._held.values() for name in held.columns}
+        self._plaintext_columns = {name for name, rows in self._held.columns.items() if rows.present.any()}
         self._blocks = tables.Blocks(self._fs, self.damage)
         self._members: dict = {}  # column -> [(group, its files, their member positions)], built at its first probe
 
