@@ -41,5 +41,17 @@ def pyarrow_dataset(pruned: Pruned, **options: Any):
     options.setdefault("partitioning", "hive")
     if not pruned.files and pruned.schema is not None:
         options.setdefault("schema", pruned.schema)  # no file to infer it from
-    return ds.dataset(list(pruned.files), format="parquet", filesystem=pruned.filesystem, partition_base_dir=base,
-                      **options)
+    dataset = ds.dataset(list(pruned.files), format="parquet", filesystem=pruned.filesystem, partition_base_dir=base,
+                         **options)
+    if not pruned.row_groups:
+        return dataset
+    # Files of which only some row groups may match (zones): their fragments read only those row groups (the
+    # fragment keeps its partition expression).
+    wanted = {_fragment_path(p, pruned): groups for p, groups in pruned.row_groups.items()}
+    fragments = [f.subset(row_group_ids=wanted[f.path]) if f.path in wanted else f for f in dataset.get_fragments()]
+    return ds.FileSystemDataset(fragments, dataset.schema, dataset.format, dataset.filesystem)
+
+
+def _fragment_path(path: str, pruned: Pruned) -> str:
+    """A kept file's path as its dataset fragment spells it (the path in its filesystem)."""
+    return path if pruned.filesystem is not None else resolve(path)[1]
