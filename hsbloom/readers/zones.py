@@ -54,8 +54,7 @@ def zone_checksums(rows: pa.Table, seed: int) -> np.ndarray:
         return rows.column(name).fill_null(0).to_numpy().astype(np.int64)
 
     h = xxh64_u64(column("row_checksum"), np.full(rows.num_rows, seed, dtype=np.uint64))
-    place = (column("row_group").astype(np.uint64) << np.uint64(32)) | (column("row_groups").astype(np.uint64)
-                                                                        & np.uint64(0xFFFFFFFF))
+    place = (column("row_group") << 32) | column("row_groups")  # as the jar: Int widened to Long (sign-extended)
     for values in (place, column("zone_start"), column("zone_length")):
         h = xxh64_u64(values, h)
     return h
