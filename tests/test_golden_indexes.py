@@ -95,7 +95,7 @@ def test_a_file_with_two_fingerprints_or_an_id_naming_two_files_is_read(tmp_path
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from hsbloom.readers.tables import _seed, row_checksums
+    from hsbloom.readers.tables import name_seed, row_checksums
 
     answers = json.loads((GOLDEN / "parquet_types" / "answers.json").read_text())
     copy = tmp_path / answers["index"]
@@ -111,7 +111,7 @@ def test_a_file_with_two_fingerprints_or_an_id_naming_two_files_is_read(tmp_path
         # the rows under its own id)
         twin = other.slice(0, 1).set_column(other.schema.get_field_index("file_id"), "file_id", first["file_id"])
         gone = {first["file_path"][0].as_py()}
-    signed = pa.array(row_checksums(twin, _seed(f"{answers['index']}/v__=0")).view("int64"), pa.int64())
+    signed = pa.array(row_checksums(twin, name_seed(f"{answers['index']}/v__=0")).view("int64"), pa.int64())
     twin = twin.set_column(twin.schema.get_field_index("row_checksum"), "row_checksum", signed)
     pq.write_table(pa.concat_tables([table, twin.cast(table.schema)]), part)
     with pytest.warns(IndexDamageWarning, match="two"):

@@ -4,7 +4,8 @@ One small partitioned table (files written by Spark and by pyarrow: longs, ints,
 doubles with NaN and -0.0, dates, decimals, nulls) and one Delta table are indexed once for the module. Random
 predicates are answered by the reader; every file holding a matching row must be kept, each reader returns
 the same rows over the kept files as over all files, and the Spark rule reads as many files on the same index.
-Staleness, deletion vectors, time travel and damage are tested on the same tables.
+Staleness, deletion vectors, time travel and damage are tested on the same tables. A third, zoned index (three
+pyarrow-written files of four row groups) checks that pyarrow reads only the row groups that may match.
 """
 
 from __future__ import annotations
@@ -345,6 +346,30 @@ def test_zones_read_only_the_row_groups_that_may_match_and_give_the_same_rows(zo
         assert _zoned_ids(pyarrow_dataset(pruned), predicate) == _zoned_ids(everything, predicate), str(predicate)
         restricted += len(pruned.row_groups)
     assert restricted > 0
+
+
+def test_the_row_groups_kept_are_as_many_as_the_spark_rule_reads(spark, zoned):
+    """Single-value probes, where the jar's narrowing of zone probes to the file's values changes nothing."""
+    from hsbloom.explain import row_group_counts
+
+    root, index_path = zoned
+    index = open_index(index_path)
+    df = spark.read.parquet(root)
+    checks = [eq("id", 77), eq("d", -0.0), is_null("s")]
+    pruned_somewhere = False
+    hsbloom.enable(spark)
+    try:
+        for predicate in checks:
+            pruned = index.prune(predicate)
+            query = df.where(_sql(predicate))
+            spark_pruned = row_group_counts(query)[1] or 0
+            ours = sum(len(pruned.row_groups.get(f, range(4))) for f in pruned.files)
+            assert files_read(query) == len(pruned.files), str(predicate)
+            assert 4 * len(pruned.files) - spark_pruned == ours, str(predicate)
+            pruned_somewhere |= spark_pruned > 0
+    finally:
+        hsbloom.disable(spark)
+    assert pruned_somewhere
 
 
 def test_damaged_zones_keep_their_file_whole(zoned, tmp_path):

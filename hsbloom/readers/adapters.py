@@ -1,7 +1,8 @@
 """The pruned files handed to other readers: a pyarrow dataset, and file lists for DuckDB and Polars.
 
-Each reader still applies the whole filter to the files kept; these only choose the files. A Delta snapshot
-with deletion vectors is refused: plain Parquet readers would return the deleted rows.
+Each reader still applies the whole filter to the files kept; these only choose the files (and, for pyarrow, the
+row groups of zoned files). A Delta snapshot with deletion vectors is refused: plain Parquet readers would return
+the deleted rows.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def _checked(pruned: Pruned) -> Pruned:
 
 
 def file_list(pruned: Pruned) -> list:
-    """The files to read, as paths or URIs DuckDB's `read_parquet` and Polars' `scan_parquet` take."""
+    """The files to read, as paths or URIs DuckDB's `read_parquet` and Polars' `scan_parquet` take (whole: a list
+    of files cannot name row groups, so zoned files are read whole)."""
     return list(_checked(pruned).files)
 
 

@@ -160,22 +160,25 @@ class Index:
         if not len(self._zones) or not usable:
             return {}
         zone_may = self._compile(predicate, usable, self._zones)()
-        zoned = np.zeros(len(self._held), dtype=bool)
-        zoned[self._zones.file] = True
-        may_per_file = np.zeros(len(self._held), dtype=np.int64)
-        np.add.at(may_per_file, self._zones.file[zone_may], 1)
+        n = len(self._held)
+        zones_per_file = np.bincount(self._zones.file, minlength=n)
+        may_per_file = np.bincount(self._zones.file[zone_may], minlength=n)
+        # The zones that may match, grouped by file: file f's are may_zones[first[f]:first[f] + may_per_file[f]].
+        may_zones = np.flatnonzero(zone_may)
+        may_zones = may_zones[np.argsort(self._zones.file[may_zones], kind="stable")]
+        first = np.concatenate([[0], np.cumsum(may_per_file)[:-1]])
         row_groups, before, after = {}, 0, 0
         for i in np.flatnonzero(probed):
             f = number[i]
-            if not zoned[f]:
+            if not zones_per_file[f]:
                 continue
-            mine = self._zones.file == f
-            before += int(np.count_nonzero(mine))
+            before += int(zones_per_file[f])
             after += int(may_per_file[f])
             if may_per_file[f] == 0:
                 keep[i] = False
-            elif may_per_file[f] < np.count_nonzero(mine):
-                row_groups[files[i].path] = sorted(self._zones.row_group[mine & zone_may].tolist())
+            elif may_per_file[f] < zones_per_file[f]:
+                mine = may_zones[first[f]:first[f] + may_per_file[f]]
+                row_groups[files[i].path] = sorted(self._zones.row_group[mine].tolist())
         if before:
             reasons.append(f"row groups of kept files with zones: {before} -> {after} ({len(row_groups)} files read "
                            "in part: " + ", ".join(f"{p.rsplit('/', 1)[-1]} {len(g)}" for p, g in

@@ -70,8 +70,8 @@ def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tupl
         table = f"{directory}/zones"
         if fs.get_file_info(table).type != pafs.FileType.Directory:
             continue
-        seed = tables._seed(f"{index_name}/v__={version}")
-        for part in tables._parts(fs, table):
+        seed = tables.name_seed(f"{index_name}/v__={version}")
+        for part in tables.part_paths(fs, table):
             try:
                 pf = pq.ParquetFile(fs.open_input_file(part))
                 schema = pf.schema_arrow
@@ -79,15 +79,16 @@ def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tupl
                     if name not in schema.names or schema.field(name).type != kind:
                         raise ValueError(f"no column '{name}' of type {kind}")
                 rows = pf.read(columns=[c for c, _ in COLUMNS])
-                ok = tables._intact(rows, seed) & (
+                ok = tables.intact_rows(rows, seed) & (
                     zone_checksums(rows, seed) == rows.column("zone_checksum").fill_null(0).to_numpy().view(np.uint64))
             except (OSError, ValueError, pa.ArrowException) as exc:
-                tables._warn(damage, f"{part}: the zone table part cannot be read ({exc}): its files are read whole")
+                tables.record_damage(damage, f"{part}: the zone table part cannot be read ({exc}): its files are "
+                                             "read whole")
                 continue
             keys = pa.array(file_keys(rows.column("file_path").fill_null("").combine_chunks()), pa.string())
             if not ok.all():
-                tables._warn(damage, f"{part}: {int(np.count_nonzero(~ok))} rows of the zone table fail their "
-                                     "checks: their files are read whole")
+                tables.record_damage(damage, f"{part}: {int(np.count_nonzero(~ok))} rows of the zone table fail "
+                                             "their checks: their files are read whole")
                 failed.update(k for k, good in zip(keys.to_pylist(), ok) if not good)
             ok &= ~np.isin(rows.column("file_id").to_numpy(), np.array(sorted(dropped), dtype=np.int64))
             rows = rows.append_column("key", keys).append_column("directory", pa.repeat(directory, rows.num_rows))
