@@ -63,6 +63,12 @@ def test_the_reader_gives_the_jars_answers(case):
             assert index.candidates(predicate) == c["kept"], c
     damage = [w for w in caught if issubclass(w.category, IndexDamageWarning)]
     assert bool(damage) == bool(answers.get("damaged")) and bool(index.damage) == bool(answers.get("damaged"))
+    # The jar's zone table (one row group per file here) passes the reader's checksum chain: every file has whole
+    # zones, each with a row per indexed column.
+    zoned = case.endswith("_zones")
+    assert sorted(index._zones.file.tolist()) == (list(range(len(held))) if zoned else [])
+    assert bool(index._zones.columns) == zoned
+    assert all(entries.present.all() for entries in index._zones.columns.values())
 
 
 def test_a_row_that_fails_its_checksum_keeps_its_file(tmp_path):
@@ -89,7 +95,7 @@ def test_a_file_with_two_fingerprints_or_an_id_naming_two_files_is_read(tmp_path
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from hsbloom.readers.tables import _seed, row_checksums
+    from hsbloom.readers.tables import name_seed, row_checksums
 
     answers = json.loads((GOLDEN / "parquet_types" / "answers.json").read_text())
     copy = tmp_path / answers["index"]
@@ -105,7 +111,7 @@ def test_a_file_with_two_fingerprints_or_an_id_naming_two_files_is_read(tmp_path
         # the rows under its own id)
         twin = other.slice(0, 1).set_column(other.schema.get_field_index("file_id"), "file_id", first["file_id"])
         gone = {first["file_path"][0].as_py()}
-    signed = pa.array(row_checksums(twin, _seed(f"{answers['index']}/v__=0")).view("int64"), pa.int64())
+    signed = pa.array(row_checksums(twin, name_seed(f"{answers['index']}/v__=0")).view("int64"), pa.int64())
     twin = twin.set_column(twin.schema.get_field_index("row_checksum"), "row_checksum", signed)
     pq.write_table(pa.concat_tables([table, twin.cast(table.schema)]), part)
     with pytest.warns(IndexDamageWarning, match="two"):

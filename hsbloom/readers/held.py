@@ -104,7 +104,7 @@ def from_rows(rows: pa.Table, warn: Callable[[str], None]) -> Held:
         files = file_of_row[which]
         last = len(files) - 1 - np.unique(files[::-1], return_index=True)[1]  # the last row of each file
         which, files = which[last], files[last]
-        held.columns[str(name)] = _column_entries(rows.take(which), files, n)
+        held.columns[str(name)] = column_entries(rows.take(which), files, n)
     return held
 
 
@@ -117,7 +117,7 @@ def _numbered(rows: pa.Table) -> tuple:
     return file_of_row, first, encoded.dictionary.to_pylist()
 
 
-def _column_entries(rows: pa.Table, files: np.ndarray, n: int) -> ColumnEntries:
+def column_entries(rows: pa.Table, files: np.ndarray, n: int) -> ColumnEntries:
     """One column's entries for `n` files, from its rows (row j is file files[j]); one Group per address."""
     def aligned(column: str) -> np.ndarray:
         out = np.zeros(n, dtype=np.int64)

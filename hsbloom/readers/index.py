@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow.fs as pafs
 
 from hsbloom.errors import InvalidArgumentError
-from hsbloom.readers import literals, log, sources, tables
+from hsbloom.readers import literals, log, sources, tables, zones
 from hsbloom.readers.held import ColumnEntries, Held
 from hsbloom.readers.predicates import And, Eq, In, IsNull, Or, Predicate, check
 from hsbloom.readers.storage import resolve
@@ -45,6 +45,9 @@ class Pruned:
     schema: Any = None
     # A Delta snapshot whose files have deletion vectors: plain Parquet readers would return deleted rows.
     deletion_vectors: bool = False
+    # Kept files of which only some row groups may match (zones): path -> those row groups, in file order. A
+    # kept file not named here is read whole.
+    row_groups: dict = field(default_factory=dict)
 
     def explain(self) -> str:
         lines = [f"hsbloom: {self.predicate}: read {len(self.files)} of {self.total} files"]
@@ -70,6 +73,7 @@ class Index:
         self.unusable: Optional[str] = None
         self.version: Optional[log.Version] = None
         self._held = Held.empty()
+        self._zones = zones.Zones.empty()
         try:
             self.version = log.latest_active(self._fs, self._index_path)
             if self.version.format not in ("parquet", "delta"):
@@ -78,6 +82,8 @@ class Index:
                 raise log.UnusableIndex("it indexes several root paths; this reader reads one table")
             self._held = tables.load(self._fs, self._index_path, self.name, self.version.data_parts,
                                      self.version.dropped_file_ids, self.damage)
+            self._zones = zones.load(self._fs, self._index_path, self.name, self.version.data_parts,
+                                     self.version.dropped_file_ids, self.damage, self._held)
         except (log.UnusableIndex, tables.OlderLayout, OSError) as exc:
             self.unusable = str(exc)
             warnings.warn(f"hsbloom index {path} is not used, every file is read: {exc}", UnusableIndexWarning,
@@ -86,7 +92,8 @@ class Index:
         # columns' rows in sealed/ tables, encrypted with the columns' keys, which this reader does not decrypt.
         self._plaintext_columns = {name for name, rows in self._held.columns.items() if rows.present.any()}
         self._blocks = tables.Blocks(self._fs, self.damage)
-        self._members: dict = {}  # column -> [(group, its files, their member positions)], built at its first probe
+        # (files or zones, column) -> [(group, its entries, their member positions)], built at its first probe
+        self._members: dict = {}
 
     @property
     def source(self) -> Optional[str]:
@@ -135,15 +142,49 @@ class Index:
         may_match = self._compile(predicate, usable)()
         keep = ~held
         keep[held] = may_match[number[held]]
+        row_groups = self._row_groups(predicate, usable, files, number, held & keep, keep, reasons)
         kept = [f.path for f, k in zip(files, keep) if k]
         skipped = [f.path for f, k in zip(files, keep) if not k]
         not_held = int(np.count_nonzero(~held))
         if not_held:
             reasons.append(f"{not_held} files are new or changed since the index was built (or not covered): read")
-        reasons.append(f"{len(skipped)} files skipped: their filters or null counts rule the predicate out")
+        reasons.append(f"{len(skipped)} files skipped: their filters, zones or null counts rule the predicate out")
         if self.damage:
             reasons.append(f"damage found ({len(self.damage)}): the files it covers are read")
-        return Pruned(text, kept, skipped, len(files), reasons, **how)
+        return Pruned(text, kept, skipped, len(files), reasons, row_groups=row_groups, **how)
+
+    def _row_groups(self, predicate: Predicate, usable: dict, files: list, number: np.ndarray, probed: np.ndarray,
+                    keep: np.ndarray, reasons: list) -> dict:
+        """The zone step (`PrunedFileIndex`'s): of each kept, held file with whole zones, the row groups whose
+        zones may match; a file none of whose zones may match is no longer kept (`keep` is updated)."""
+        if not len(self._zones) or not usable:
+            return {}
+        zone_may = self._compile(predicate, usable, self._zones)()
+        n = len(self._held)
+        zones_per_file = np.bincount(self._zones.file, minlength=n)
+        may_per_file = np.bincount(self._zones.file[zone_may], minlength=n)
+        # The zones that may match, grouped by file: file f's are may_zones[first[f]:first[f] + may_per_file[f]].
+        may_zones = np.flatnonzero(zone_may)
+        may_zones = may_zones[np.argsort(self._zones.file[may_zones], kind="stable")]
+        first = np.concatenate([[0], np.cumsum(may_per_file)[:-1]])
+        row_groups, before, after = {}, 0, 0
+        for i in np.flatnonzero(probed):
+            f = number[i]
+            if not zones_per_file[f]:
+                continue
+            before += int(zones_per_file[f])
+            after += int(may_per_file[f])
+            if may_per_file[f] == 0:
+                keep[i] = False
+            elif may_per_file[f] < zones_per_file[f]:
+                mine = may_zones[first[f]:first[f] + may_per_file[f]]
+                row_groups[files[i].path] = sorted(self._zones.row_group[mine].tolist())
+        if before:
+            reasons.append(f"row groups of kept files with zones: {before} -> {after} ({len(row_groups)} files read "
+                           "in part: " + ", ".join(f"{p.rsplit('/', 1)[-1]} {len(g)}" for p, g in
+                                                   sorted(row_groups.items())[:5])
+                           + (", ..." if len(row_groups) > 5 else "") + ")")
+        return row_groups
 
     def candidates(self, predicate: Predicate) -> list:
         """The files the index holds (as it records them) whose filters and counts may match `predicate`, without
@@ -176,16 +217,17 @@ class Index:
             usable[column] = spark_type
         return usable
 
-    def _compile(self, p: Predicate, usable: dict):
-        """`p` as a function giving, for every held file at once, whether it may match (a boolean array); its
-        literals are hashed once per query, not once per file."""
-        n = len(self._held)
+    def _compile(self, p: Predicate, usable: dict, target: Any = None):
+        """`p` as a function giving, for every held file (or every zone: `target` the `Zones`) at once, whether it
+        may match (a boolean array); its literals are hashed once per query, not once per file."""
+        target = self._held if target is None else target
+        n = len(target)
         if isinstance(p, (And, Or)):
-            tests = [self._compile(c, usable) for c in p.children]
+            tests = [self._compile(c, usable, target) for c in p.children]
             combine = np.logical_and if isinstance(p, And) else np.logical_or
             return lambda: combine.reduce([t() for t in tests])
         column = p.column
-        entries = self._held.columns.get(column)
+        entries = target.columns.get(column)
         if column not in usable or entries is None:
             return lambda: np.full(n, _KEEP)
         if isinstance(p, IsNull):
@@ -202,23 +244,23 @@ class Index:
         def probe() -> np.ndarray:
             # No row: kept; no non-null value: skipped; no filter: kept; else what the filter says.
             may = ~entries.present | (entries.group < 0)
-            may |= self._filters_may_hold(column, entries, hashes)
+            may |= self._filters_may_hold(column, entries, hashes, target)
             may &= ~(entries.present & (entries.num_rows == entries.num_nulls))
             return may
 
         return probe
 
-    def _filters_may_hold(self, column: str, entries: ColumnEntries, hashes: list) -> np.ndarray:
-        """Per held file, whether its `column` filter may hold one of `hashes`: each group's stripe is probed for
-        all its members at once (one numpy step per group and hash, not a Python call per file)."""
-        members = self._members.get(column)
+    def _filters_may_hold(self, column: str, entries: ColumnEntries, hashes: list, target: Any) -> np.ndarray:
+        """Per held file (or zone), whether its `column` filter may hold one of `hashes`: each group's stripe is
+        probed for all its members at once (one numpy step per group and hash, not a Python call per file)."""
+        members = self._members.get((target is self._zones, column))
         if members is None:
             order = np.argsort(entries.group, kind="stable")
             bounds = np.searchsorted(entries.group[order], np.arange(len(entries.groups) + 1))
-            members = self._members[column] = [
+            members = self._members[(target is self._zones, column)] = [
                 (g, order[bounds[i]:bounds[i + 1]], entries.position[order[bounds[i]:bounds[i + 1]]])
                 for i, g in enumerate(entries.groups)]
-        found = np.zeros(len(self._held), dtype=bool)
+        found = np.zeros(len(target), dtype=bool)
         for group, files, positions in members:
             hit = np.zeros(len(files), dtype=bool)
             for h in hashes:

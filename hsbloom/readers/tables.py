@@ -48,7 +48,7 @@ class IndexDamageWarning(UserWarning):
     """Bytes of an index failed their checks: the files they cover are kept (read)."""
 
 
-def _seed(name: str) -> int:
+def name_seed(name: str) -> int:
     return xxhash.xxh64_intdigest(name.encode("utf-8"))
 
 
@@ -117,7 +117,7 @@ class Blocks:
             if len(raw) != data_bytes + STRIPE_CHECKSUM_BYTES:
                 raise EOFError(f"{len(raw)} bytes where {data_bytes + STRIPE_CHECKSUM_BYTES} were expected")
             stored = struct.unpack(">Q", raw[data_bytes:])[0]
-            seed = xxhash.xxh64_intdigest(struct.pack("<q", at), _seed(group.name))
+            seed = xxhash.xxh64_intdigest(struct.pack("<q", at), name_seed(group.name))
             if stored == xxhash.xxh64_intdigest(raw[:data_bytes], seed):
                 stripe = np.frombuffer(raw, dtype="<u4", count=data_bytes // 4)
             else:
@@ -133,7 +133,7 @@ class Blocks:
         warnings.warn(f"hsbloom index damage, the files it covers are read: {message}", IndexDamageWarning, stacklevel=4)
 
 
-def _parts(fs: pafs.FileSystem, table: str) -> list[str]:
+def part_paths(fs: pafs.FileSystem, table: str) -> list[str]:
     infos = fs.get_file_info(pafs.FileSelector(table, allow_not_found=False))
     names = [i for i in infos if i.type == pafs.FileType.File and not i.base_name.startswith(("_", "."))]
     return [i.path for i in sorted(names, key=lambda i: i.base_name)]
@@ -159,26 +159,26 @@ def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tupl
     intact = []
     for version in data_parts:
         directory = f"{index_path.rstrip('/')}/v__={version}"
-        seed = _seed(f"{index_name}/v__={version}")
+        seed = name_seed(f"{index_name}/v__={version}")
         table = f"{directory}/files"
         try:
-            parts = _parts(fs, table)
+            parts = part_paths(fs, table)
         except (FileNotFoundError, OSError):
-            _warn(damage, f"{table}: the file table is missing")
+            record_damage(damage, f"{table}: the file table is missing")
             continue
         for part in parts:
             try:
                 pf = pq.ParquetFile(fs.open_input_file(part))
                 _check_schema(part, pf.schema_arrow)
                 rows = pf.read(columns=[c for c, _ in COLUMNS])
-                ok = _intact(rows, seed)
+                ok = intact_rows(rows, seed)
             except OlderLayout:
                 raise
             except (OSError, ValueError, pa.ArrowException) as exc:
-                _warn(damage, f"{part}: the file table part cannot be read ({exc})")
+                record_damage(damage, f"{part}: the file table part cannot be read ({exc})")
                 continue
             if not ok.all():
-                _warn(damage, f"{part}: {int(np.count_nonzero(~ok))} rows of the file table fail their checks")
+                record_damage(damage, f"{part}: {int(np.count_nonzero(~ok))} rows of the file table fail their checks")
             ok &= ~np.isin(rows.column("file_id").to_numpy(), np.array(sorted(dropped), dtype=np.int64))
             rows = rows.filter(pa.array(ok))
             keys = pa.array(file_keys(rows.column("file_path").combine_chunks()), pa.string())
@@ -186,10 +186,10 @@ def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tupl
             intact.append(rows.filter(keys.is_valid()))
     if not intact:
         return Held.empty()
-    return from_rows(pa.concat_tables(intact, promote_options="permissive"), lambda m: _warn(damage, m))
+    return from_rows(pa.concat_tables(intact, promote_options="permissive"), lambda m: record_damage(damage, m))
 
 
-def _intact(rows: pa.Table, seed: int) -> np.ndarray:
+def intact_rows(rows: pa.Table, seed: int) -> np.ndarray:
     """Per row: no null field, its checksum holds, and its filter address is one the jar writes (a name, not a
     path; sizes in range), all checked over whole columns."""
     ok = np.ones(rows.num_rows, dtype=bool)
@@ -206,6 +206,6 @@ def _intact(rows: pa.Table, seed: int) -> np.ndarray:
     return ok & ((count <= 0) | address_ok)
 
 
-def _warn(damage: list, message: str) -> None:
+def record_damage(damage: list, message: str) -> None:
     damage.append(message)
     warnings.warn(f"hsbloom index damage, the files it covers are read: {message}", IndexDamageWarning, stacklevel=3)

@@ -7,7 +7,7 @@ rare very long values and every single value (parquet_hash.hash_scalar, the read
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 import xxhash
@@ -100,13 +100,15 @@ def xxh64_u32(values: np.ndarray) -> np.ndarray:
     return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint32), 4, _mix_u32_lane)
 
 
-def xxh64_u64(values: np.ndarray) -> np.ndarray:
-    """XXH64 (seed 0) of each value's 8 little-endian bytes; `values` is any 8-byte dtype."""
-    return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint64), 8, _mix_u64_lane)
+def xxh64_u64(values: np.ndarray, seeds: Optional[np.ndarray] = None) -> np.ndarray:
+    """XXH64 of each value's 8 little-endian bytes; `values` is any 8-byte dtype. `seeds`: one seed per value
+    (uint64; default 0), for chained checksums such as the zone checksum (`hashLong(v, previous)`)."""
+    return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint64), 8, _mix_u64_lane, seeds)
 
 
 def _xxh64_fixed(
-    words: np.ndarray, width: int, mix: Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+    words: np.ndarray, width: int, mix: Callable[[np.ndarray, np.ndarray, np.ndarray], None],
+    seeds: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """XXH64 of inputs that are exactly one 4- or 8-byte tail lane: seed + P5 + length, one mix
     step, then the avalanche."""
@@ -117,6 +119,8 @@ def _xxh64_fixed(
         h = out[start : start + _CHUNK]
         t, ln = tmp[: h.shape[0]], lane[: h.shape[0]]
         h.fill(_P5 + np.uint64(width))
+        if seeds is not None:
+            h += seeds[start : start + _CHUNK].astype(np.uint64, copy=False)  # wraps mod 2^64, as XXH64 adds
         np.copyto(ln, words[start : start + _CHUNK], casting="unsafe")  # widen u32 lanes
         mix(h, ln, t)
         _avalanche(h, t)
