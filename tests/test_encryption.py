@@ -309,6 +309,13 @@ def test_without_keys_the_index_confirms_no_value_of_the_encrypted_column(sealed
             for entry in [line for line in data.decode("utf-8", "replace").splitlines() if line.startswith("{")]:
                 summary = json.loads(entry).get("summary") or {}
                 assert "ssn" not in (summary.get("columns") or {}), f
+                source = json.loads(entry).get("source") or {}
+                if footer == "encrypted":  # the footers hide the schema: of it, only the column the user named
+                    assert source["schema"] == {"ssn": "string"} and source["schema_hidden"] is True, f
+                    assert "bigint" not in entry and '"id"' not in json.dumps(source), f
+                    assert summary.get("num_rows", 0) == 0, f
+                else:  # a plaintext footer shows the schema to anyone
+                    assert source["schema"] == {"id": "bigint", "ssn": "string"} and "schema_hidden" not in source
     # The filters readable without keys are in the side files' blocks: probe every 32-byte window (any offset a
     # 4 bytes) as an SBBF block, as an attacker who ignores where blocks start would: no candidate is in any.
     blocks = b"".join(f.read_bytes() for f in everything if f.parent.name == "blocks")
@@ -334,16 +341,18 @@ def sbbf_hits(data: bytes, candidates: list[str]) -> set[str]:
 
 
 def test_a_sealed_index_refreshes_an_appended_file_and_verifies(spark, system_path, tmp_path):
-    """Incremental refresh seals the appended file's rows in the new data directory; both directories are read."""
+    """Incremental refresh seals the appended file's rows in the new data directory; both directories are read.
+    Encrypted footers: the refreshed log still hides the schema."""
     path = str(tmp_path / "grows")
-    odd_people(spark).write.options(**encrypting(True)).parquet(path)
+    odd_people(spark).write.options(**encrypting(False)).parquet(path)
     hs = hsbloom.Hyperspace(spark)
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
         hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=False))
         spark.createDataFrame([(100, "zzz"), (101, None)], "id long, ssn string").coalesce(1).write.mode(
-            "append").options(**encrypting(True)).parquet(path)
+            "append").options(**encrypting(False)).parquet(path)
         hs.refresh_index("grows", mode="incremental")
         assert hs.index("grows").num_files == 5
+        assert hs.index("grows").source.schema == {"ssn": "string"}  # the refreshed entry hides the schema too
         assert len(list((system_path / "grows").glob("v__=*/sealed/*.parquet"))) >= 2  # one per data directory
         df = spark.read.parquet(path)
         predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
@@ -356,15 +365,32 @@ def test_a_sealed_index_refreshes_an_appended_file_and_verifies(spark, system_pa
         assert hs.verify_index("grows").healthy
     unkeyed = hs.verify_index("grows")  # verify reads sealed/ too: without keys it cannot
     assert not unkeyed.healthy and "sealed table (the encrypted columns' filters) cannot be read" in str(unkeyed)
+    # Delete and restore keep sealed/ with its data directories: a restored index prunes with keys again.
+    hs.delete_index("grows")
+    hs.restore_index("grows")
+    with session_settings(spark, READ):
+        try:
+            hsbloom.enable(spark)
+            assert files_read(spark.read.parquet(path).where("ssn = 'zzz'")) == 1
+        finally:
+            hsbloom.disable(spark)
+    hs.delete_index("grows")
+    hs.vacuum_index("grows")  # every data directory, sealed/ with it
+    assert not list((system_path / "grows").glob("v__=*")) and not list(system_path.rglob("sealed"))
 
 
-def test_a_sealed_index_of_an_encrypted_delta_table_prunes(spark, system_path, tmp_path):
+@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
+def test_a_sealed_index_of_an_encrypted_delta_table_prunes(spark, system_path, tmp_path, footer):
+    """Delta reads Parquet with the session's settings only: with keys it prunes, without them (no factory on the
+    session) the plan keeps every file, saying why."""
     path = str(tmp_path / "delta")
-    with session_settings(spark, encrypting(plaintext_footer=True)):
+    with session_settings(spark, encrypting(plaintext_footer=footer == "plaintext")):
         odd_people(spark).write.format("delta").save(path)
+    assert {p.read_bytes()[-4:] for p in Path(path).glob("*.parquet")} == {b"PAR1" if footer == "plaintext" else b"PARE"}
+    hs = hsbloom.Hyperspace(spark)
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
         df = spark.read.format("delta").load(path)
-        hsbloom.Hyperspace(spark).create_index(df, BFIndexConfig("dssn", ["ssn"], global_filter=False))
+        hs.create_index(df, BFIndexConfig("dssn", ["ssn"], global_filter=False))
         try:
             assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == outcomes(spark, df, SEALED_PREDICATES,
                                                                                      enabled=False)
@@ -372,3 +398,9 @@ def test_a_sealed_index_of_an_encrypted_delta_table_prunes(spark, system_path, t
             assert files_read(df.where("ssn = '日本語'")) == 1
         finally:
             hsbloom.disable(spark)
+    assert set(hs.index("dssn").source.schema) == ({"ssn"} if footer == "encrypted" else {"id", "ssn"})
+    try:  # no keys: planning (the Delta log is plaintext) keeps every file of the encrypted column
+        hsbloom.enable(spark)
+        assert NO_KEYS_REASON in explain_string(spark.read.format("delta").load(path).where("ssn = 'absent'"))
+    finally:
+        hsbloom.disable(spark)

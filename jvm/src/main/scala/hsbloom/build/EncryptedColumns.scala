@@ -56,12 +56,21 @@ object EncryptedColumns {
     refusal(df, columns, files, Nil)
 
   /** `refusal`, where `unsealable` names what the index would build that is not built encrypted yet. */
-  def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile], unsealable: Seq[String]): Option[String] = {
+  def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile], unsealable: Seq[String]): Option[String] =
+    check(df, columns, files, unsealable).left.toOption
+
+  /**
+   * Left `refusal`; else Right whether the files' footers are encrypted (so indexed, sealed, only with index
+   * encryption on), which hides the source's schema and counts from readers without keys (the log then keeps
+   * only the indexed columns of the schema: `IndexSource.hidingSchema`).
+   */
+  def check(df: DataFrame, columns: Seq[String], files: Seq[ListedFile],
+      unsealable: Seq[String]): Either[String, Boolean] = {
     val mode = try HsbloomConf.IndexEncryption.get(df.sparkSession) catch { // read first: a bad value always fails
       case e: IllegalArgumentException => throw HsbloomException.invalidConfig(e.getMessage)
     }
-    if (files.isEmpty) return None
-    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return None)
+    if (files.isEmpty) return Right(false)
+    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return Right(false))
     // Delta's column mapping by id leaves the columns' names in the files unknown: any encrypted column counts.
     val stored = Adoption.physicalNames(df, columns).fold(_ => columns.map(_ => None), _.map(Some(_)))
     val indexed = columns.zip(stored)
@@ -69,23 +78,24 @@ object EncryptedColumns {
       return keysRefusal(df, indexed, files, conf, unsealable)
     }
     Adoption.inParts(df.sparkSession, files, conf)((part, c) => part.flatMap(refusal(_, indexed, c)).nextOption())
-      .flatten.headOption
+      .flatten.headOption.toLeft(false)
   }
 
   /**
    * With index encryption on (`spark.hsbloom.index.encryption=columns`): why `files` cannot be indexed on
-   * `indexed` encrypted, from the keys their footers name (`EncryptionKeys`); None when nothing indexed is
-   * encrypted, or when the keys agree and everything the index would build is built encrypted (`Sealing`).
+   * `indexed` encrypted, from the keys their footers name (`EncryptionKeys`); Right (whether the footers are
+   * encrypted) when nothing indexed is encrypted, or when the keys agree and everything the index would build is
+   * built encrypted (`Sealing`).
    */
   private def keysRefusal(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[ListedFile],
-      conf: Configuration, unsealable: Seq[String]): Option[String] = indexKeys(df, indexed, files, conf) match {
-    case Left(why) => Some(why)
-    case Right(keys) if keys.columns.isEmpty && !keys.footerEncrypted => None
-    case Right(_) if unsealable.isEmpty => None
+      conf: Configuration, unsealable: Seq[String]): Either[String, Boolean] = indexKeys(df, indexed, files, conf) match {
+    case Left(why) => Left(why)
+    case Right(keys) if keys.columns.isEmpty && !keys.footerEncrypted => Right(false)
+    case Right(keys) if unsealable.isEmpty => Right(keys.footerEncrypted)
     case Right(keys) =>
       val named = keys.columns.map { case (c, k) => s"column '$c' with master key $k" } ++
         Option.when(keys.footerEncrypted)(s"footers with master key ${keys.footerKey.getOrElse("(none)")}")
-      Some(s"${named.mkString(", ")} would be encrypted in the index ($Setting), but this hsbloom does not " +
+      Left(s"${named.mkString(", ")} would be encrypted in the index ($Setting), but this hsbloom does not " +
         s"build ${unsealable.mkString(" or ")} encrypted yet; index with granularity='file' and global_filter=False " +
         "(docs/security.md#encrypted-columns)")
   }

@@ -59,7 +59,9 @@ object IncrementalRefresh {
     val appended = changes.appended.sortBy(_.path).zipWithIndex.map { case (f, i) => HeldFile(firstId + i, f.path, f.size, f.mtime) }
     val numFiles = changes.kept.size + appended.size
     val dropped = (base.droppedFileIds.toSet ++ changes.deleted.map(_.id)).toSeq.sorted
-    val source = changes.current
+    // An index over encrypted footers keeps hiding the schema (appended files are checked to agree on the keys).
+    val current = changes.current
+    val source = if (base.source.get.schemaHidden) current.hidingSchema(base.config.get.indexedColumns) else current
     val numParts = base.parts.size + (if (appended.nonEmpty) 1 else 0)
     if (numParts > maxDataParts || dropped.size > numFiles) return compact(ctx, base, df, changes, appended, source)
     if (appended.isEmpty) { // only deletes: the version reads the same directories, with more ids dropped
