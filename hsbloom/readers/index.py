@@ -123,10 +123,7 @@ class Index:
                    deletion_vectors=listing.deletion_vectors)
         if self.unusable is not None:
             return Pruned(text, [f.path for f in files], [], len(files), [f"index not used: {self.unusable}"], **how)
-        mapping = None
-        if self.version.format == "delta" and listing.delta_version is not None:
-            mapping = _delta_mapping_mode(self.source, delta_version, self._storage_options)
-        why = sources.facts_difference(self.version, listing, self.version.format, mapping)
+        why = sources.facts_difference(self.version, listing, self.version.format, listing.column_mapping)
         if why is not None:
             warnings.warn(f"hsbloom index {self.path} is not used, every file is read: {why}", UnusableIndexWarning,
                           stacklevel=2)
@@ -273,13 +270,6 @@ def _columns(p: Predicate) -> set:
     if isinstance(p, (And, Or)):
         return set().union(*(_columns(c) for c in p.children))
     return {p.column}
-
-
-def _delta_mapping_mode(root: str, version: Optional[int], storage_options: Optional[dict]) -> Optional[str]:
-    import deltalake
-
-    table = deltalake.DeltaTable(root, version=version, storage_options=storage_options)
-    return table.metadata().configuration.get("delta.columnMapping.mode")
 
 
 def open_index(path: str, filesystem: Any = None, source_filesystem: Any = None,
