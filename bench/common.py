@@ -21,11 +21,14 @@ from hsbloom import settings
 
 DATA = Path(__file__).resolve().parent / "data"
 BENCH_JAR = Path(__file__).resolve().parents[1] / "jvm" / "target" / "hsbloom-bench.jar"
+# The tests' KMS client (keys from the Hadoop settings, no server), for benchmarks of encrypted tables.
+TEST_KMS_JAR = Path(__file__).resolve().parents[1] / "jvm" / "target" / "hsbloom-test-kms.jar"
 
 
 def session(app: str, delta: bool = False, driver_memory: str = "6g", bench_jar: bool = False,
-            cores: int = 2) -> SparkSession:
-    """A local session configured by `hsbloom.configure`; `bench_jar` adds jvm/bench's classes (ScaleBench, ...)."""
+            cores: int = 2, test_kms: bool = False) -> SparkSession:
+    """A local session configured by `hsbloom.configure`; `bench_jar` adds jvm/bench's classes (ScaleBench, ...),
+    `test_kms` the tests' KMS client (jvm/testkms: ./dev.sh sbt testKms/package)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(f"local[{cores}]")
@@ -38,7 +41,13 @@ def session(app: str, delta: bool = False, driver_memory: str = "6g", bench_jar:
     if bench_jar:
         if not BENCH_JAR.is_file():
             sys.exit(f"{BENCH_JAR} is missing: run benchmarks with ./dev.sh bench NAME, which builds it")
-        builder = builder.config("spark.driver.extraClassPath", str(BENCH_JAR))
+    jars = [str(BENCH_JAR)] if bench_jar else []
+    if test_kms:
+        if not TEST_KMS_JAR.is_file():
+            sys.exit(f"{TEST_KMS_JAR} is missing: build it with ./dev.sh sbt testKms/package")
+        jars.append(str(TEST_KMS_JAR))
+    if jars:
+        builder = builder.config("spark.driver.extraClassPath", ":".join(jars))
     spark = hsbloom.configure(builder, delta=delta).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -1,6 +1,6 @@
 """Point lookups and IN-lists with hsbloom's file pruning beside the alternatives, and planning cost.
 
-    ./dev.sh bench lookup [--rows N] [--files N] [--planning-files N] [--repeat N] [--small-fpp F]
+    ./dev.sh bench lookup [--rows N] [--files N] [--planning-files N] [--repeat N] [--small-fpp F] [--encrypted]
 
 For a random long key and a uuid string key, for `=`, IN of 10 and IN of
 1,000 values of keys that exist, the median time of:
@@ -15,6 +15,13 @@ docs/indexes.md#false-positive-rate). The same lookups with an index built at --
 knob, the default figures stay the headline. Each round runs (a), (b), (c),
 (c') and (d) once, interleaved, so a load change hits all of them alike; the
 figures are medians over --repeat rounds.
+
+With --encrypted, the table is also written with both keys encrypted (Parquet
+modular encryption, column key k1, plaintext footer signed with k2, the tests'
+KMS client: jvm/testkms) and indexed with spark.hsbloom.index.encryption=columns
+(its filters sealed, read whole into memory: docs/design/encryption.md); (e),
+hsbloom over it, and its own limit (d_e), reading the encrypted files that hold
+a match, are printed beside the rest with their ratio e/d_e.
 
 Then, on a table of --planning-files files, what pruning adds to planning
 (the PrunedFileIndex's own time, as hs.explain reports it): the first query of
@@ -34,7 +41,7 @@ from pathlib import Path
 from common import DATA, key_table, session
 from pyspark.sql import functions as F
 
-from hsbloom import jar
+from hsbloom import jar, settings
 import hsbloom
 from hsbloom.errors import IndexExistsError, IndexNotFoundError
 from hsbloom.explain import explain_string
@@ -89,6 +96,25 @@ def native_copy(spark, table: str, rows: int, files: int) -> str:
     return str(path)
 
 
+# The tests' KMS client with two fixed keys (jvm/testkms): a benchmark of the encryption, not of a KMS.
+ENCRYPTION = {
+    "parquet.crypto.factory.class": "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory",
+    "parquet.encryption.kms.client.class": "hsbloom.testkms.TestKmsClient",
+    "parquet.encryption.key.list": "k1:AAECAwQFBgcICQoLDA0ODw==,k2:EBESExQVFhcYGRobHB0eHw==",
+}
+
+
+def encrypted_copy(spark, table: str, rows: int, files: int) -> str:
+    """The table rewritten with both keys encrypted under k1, footers plaintext, signed with k2 (written once)."""
+    path = DATA / f"keys_{rows}_{files}_encrypted"
+    if not (path / "_SUCCESS").exists():
+        print(f"writing the encrypted copy at {path} ...", flush=True)
+        spark.read.parquet(table).repartition(files).write.mode("overwrite").options(**{
+            "parquet.encryption.column.keys": "k1:" + ",".join(COLUMNS), "parquet.encryption.footer.key": "k2",
+            "parquet.encryption.plaintext.footer": "true"}).parquet(str(path))
+    return str(path)
+
+
 def condition(column: str, keys: list) -> F.Column:
     return F.col(column) == keys[0] if len(keys) == 1 else F.col(column).isin(keys)
 
@@ -109,9 +135,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--small-fpp", type=float, default=0.001, help="fpp of the second index, (c')")
     parser.add_argument("--planning-only", action="store_true", help="only the planning cost with many files")
+    parser.add_argument("--encrypted", action="store_true", help="also (e): an encrypted copy, its index sealed")
     args = parser.parse_args()
 
-    spark = session("hsbloom-bench-lookup")
+    spark = session("hsbloom-bench-lookup", test_kms=args.encrypted)
+    if args.encrypted:  # the session holds the keys: the sealed filters are read with its settings
+        for key, value in {**ENCRYPTION, settings.INDEX_ENCRYPTION: "columns"}.items():
+            spark.conf.set(key, value)
     if not args.planning_only:
         lookups(spark, args)
     planning(spark, args)
@@ -125,13 +155,16 @@ def lookups(spark, args) -> None:
     ensure_index(spark, table, f"bench_lookup_{args.rows}_{args.files}")
     second = index_copy(table, args.rows, args.files)
     ensure_index(spark, second, f"bench_lookup_{args.rows}_{args.files}_fpp{args.small_fpp:g}", fpp=args.small_fpp)
+    encrypted = encrypted_copy(spark, table, args.rows, args.files) if args.encrypted else None
+    if encrypted:
+        ensure_index(spark, encrypted, f"bench_lookup_{args.rows}_{args.files}_encrypted")
     sample = spark.read.parquet(table).sample(fraction=2000 / args.rows, seed=7).collect()
     random.Random(7).shuffle(sample)  # keys from many files, not the first few
     print(f"\n{args.rows:,} rows in {args.files} files, local[2], median of {args.repeat} interleaved rounds; "
           f"(c) index at the default fpp (0.05 / files a file filter), (c') at fpp {args.small_fpp:g}")
     header = ["column", "predicate", "(a) full", "(b) native", "(c) hsbloom", "(d) limit", "files c/d", "c/d",
-              "b/c", "(c')", "files", "c'/d", "b/c'"]
-    widths = [10, 9, 9, 11, 12, 10, 10, 6, 6, 7, 6, 6, 6]
+              "b/c", "(c')", "files", "c'/d", "b/c'"] + (["(e)", "(d_e)", "e/d_e"] if encrypted else [])
+    widths = [10, 9, 9, 11, 12, 10, 10, 6, 6, 7, 6, 6, 6] + ([8, 8, 6] if encrypted else [])
     print(" ".join(h.ljust(w) if k < 2 else h.rjust(w) for k, (h, w) in enumerate(zip(header, widths))))
     for column in COLUMNS:
         for label, n in [("=", 1), ("IN 10", 10), ("IN 1000", 1000)]:
@@ -152,6 +185,12 @@ def lookups(spark, args) -> None:
 
             methods = {"a": run(table, False), "b": run(native, False), "c": run(table, True),
                        "c2": run(second, True), "d": run(matching, False)}
+            if encrypted:
+                hsbloom.enable(spark)
+                matching_e = sorted(r[0] for r in spark.read.parquet(encrypted).where(cond)
+                                    .select(F.input_file_name()).distinct().collect())
+                methods.update(e=run(encrypted, True), de=run(matching_e, False))
+                methods["e"]()  # warm up: loads (decrypts) the sealed filters
             methods["c"]()  # warm up: loads the index versions
             methods["c2"]()
             times = {m: [] for m in methods}
@@ -167,7 +206,8 @@ def lookups(spark, args) -> None:
             hsbloom.disable(spark)
             print(f"{column:10s} {label:9s} {med['a']:8.2f}s {med['b']:10.2f}s {med['c']:11.2f}s {med['d']:9.2f}s "
                   f"{after:>4d}/{len(matching):<5d} {med['c'] / med['d']:5.2f}x {med['b'] / med['c']:5.2f}x "
-                  f"{med['c2']:6.2f}s {after2:>6d} {med['c2'] / med['d']:5.2f}x {med['b'] / med['c2']:5.2f}x",
+                  f"{med['c2']:6.2f}s {after2:>6d} {med['c2'] / med['d']:5.2f}x {med['b'] / med['c2']:5.2f}x" +
+                  (f" {med['e']:7.2f}s {med['de']:7.2f}s {med['e'] / med['de']:5.2f}x" if encrypted else ""),
                   flush=True)
 
 

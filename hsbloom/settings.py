@@ -10,5 +10,6 @@ from __future__ import annotations
 ENABLED = "spark.hsbloom.enabled"
 SYSTEM_PATH = "spark.hsbloom.system.path"
 INDEX_PERMISSIONS = "spark.hsbloom.index.permissions"
+INDEX_ENCRYPTION = "spark.hsbloom.index.encryption"
 BUILD_ADOPT_NATIVE_FILTERS = "spark.hsbloom.build.adoptNativeFilters"
 BUILD_ADOPT_ROW_GROUP_SIZED_FILTERS = "spark.hsbloom.build.adoptRowGroupSizedFilters"

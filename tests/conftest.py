@@ -40,6 +40,9 @@ SLOWEST_FILES_FIRST = [
     "test_tpch.py",
     "test_pruning_differential.py",
     "test_zones.py",
+    "test_encryption.py",
+    "test_readers.py",
+    "test_join.py",
 ]
 
 

@@ -1,7 +1,9 @@
 """Sources encrypted with Parquet modular encryption (docs/security.md#encrypted-columns).
 
 An index stores each file's filter and counts in plaintext, so create and every refresh refuse, before writing
-anything, an indexed column that is encrypted in any file and any file whose footer is encrypted. The files are
+anything, an indexed column that is encrypted in any file and any file whose footer is encrypted. With
+spark.hsbloom.index.encryption=columns they read the files' master keys first, and refuse, naming them, files
+that disagree, and store the encrypted columns' rows sealed under their keys (docs/design/encryption.md). The files are
 real encrypted Parquet, written by Spark through parquet-java's PropertiesDrivenCryptoFactory with the test KMS
 client (jvm/testkms, on the session's classpath: tests/conftest.py).
 """
@@ -13,13 +15,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import pytest
 from py4j.java_gateway import JavaClass
 
 import hsbloom
-from hsbloom import BFIndexConfig
-from hsbloom.errors import EncryptedSourceError, IndexBuildError
-from hsbloom.explain import files_read
+from hsbloom import BFIndexConfig, settings
+from hsbloom.errors import EncryptedSourceError, IndexBuildError, InvalidConfigError
+from hsbloom.explain import explain_string, files_read
 from pruning_support import outcomes
 
 # The read settings: what a session holding the keys reads encrypted files with.
@@ -76,6 +79,7 @@ def test_an_encrypted_column_is_refused_at_create_and_nothing_is_written(spark, 
     message = str(refused.value)
     assert message.startswith("cannot create index 'ssns': ") and message.endswith("Nothing was written")
     assert "'ssn'" in message and "docs/security.md#encrypted-columns" in message
+    assert f"index encryption ({settings.INDEX_ENCRYPTION}=columns) indexes it with its filters" in message
     if footer == "plaintext":
         assert "column 'ssn' is encrypted" in message and "Index other columns of this table" in message
     else:
@@ -125,6 +129,9 @@ def test_a_refresh_over_an_appended_encrypted_file_is_refused_in_every_mode(spar
         for mode in ("quick", "incremental", "full"):
             with pytest.raises(EncryptedSourceError, match="cannot refresh index 'grows': column 'ssn' is encrypted"):
                 hs.refresh_index("grows", mode=mode)
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}), pytest.raises(
+            EncryptedSourceError, match="cannot refresh index 'grows': column 'ssn' with master key k1 would be encrypted"):
+        hs.refresh_index("grows", mode="incremental")
     assert everything_under(system_path / "grows") == before  # no log entry, no data
     assert (hs.index("grows").state.value, hs.index("grows").data_version) == ("ACTIVE", version)
 
@@ -155,3 +162,248 @@ def test_without_keys_a_build_over_an_encrypted_column_fails_and_keeps_nothing(s
     with pytest.raises(IndexBuildError, match="so it was not created"):
         hsbloom.Hyperspace(spark).create_index(spark.read.parquet(tables["plaintext"]), BFIndexConfig("ssns", ["ssn"]))
     assert [p for p in everything_under(system_path / "ssns") if p.startswith("v__=")] == []
+
+
+@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
+def test_with_index_encryption_the_keys_are_read_and_named_and_nothing_is_written(spark, system_path, tables, footer):
+    """Both footer modes: the column's master key from its key material (an encrypted footer decrypted first)."""
+    with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}), pytest.raises(EncryptedSourceError) as refused:
+        hsbloom.Hyperspace(spark).create_index(spark.read.options(**READ).parquet(tables[footer]),
+                                               BFIndexConfig("ssns", ["ssn"]))
+    message = str(refused.value)
+    assert message.startswith("cannot create index 'ssns': column 'ssn' with master key k1"), message
+    assert ("footers with master key k2" in message) == (footer == "encrypted")
+    assert f"would be encrypted in the index ({settings.INDEX_ENCRYPTION}=columns)" in message
+    assert "does not build the global filter encrypted yet" in message and message.endswith("Nothing was written")
+    assert not system_path.exists()
+
+
+def test_with_index_encryption_files_that_disagree_on_a_columns_key_are_refused(spark, system_path, tmp_path):
+    """Never a guessed key; the table's unencrypted columns are still indexed."""
+    path = str(tmp_path / "two_keys")
+    people(spark, 0, 20).coalesce(1).write.options(**encrypting(True)).parquet(path)
+    under_k2 = {**encrypting(True), "parquet.encryption.column.keys": "k2:ssn"}
+    people(spark, 20, 40).coalesce(1).write.mode("append").options(**under_k2).parquet(path)
+    hs = hsbloom.Hyperspace(spark)
+    df = spark.read.options(**READ).parquet(path)
+    with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}):
+        with pytest.raises(EncryptedSourceError, match=rf"cannot create index 'ssns': index encryption "
+                           rf"\({settings.INDEX_ENCRYPTION}=columns\) cannot be used: column 'ssn' is encrypted "
+                           r"with different keys: k[12] \(in .*\) and k[12] \(in .*\)\. Nothing was written"):
+            hs.create_index(df, BFIndexConfig("ssns", ["ssn"]))
+        assert not system_path.exists()
+        hs.create_index(df, BFIndexConfig("ids", ["id"]))
+    assert hs.index("ids").num_files == 2
+
+
+def test_an_unknown_index_encryption_value_fails_the_create_naming_the_choices(spark, system_path, tables):
+    with session_settings(spark, {settings.INDEX_ENCRYPTION: "all"}), pytest.raises(
+            InvalidConfigError, match=f"{settings.INDEX_ENCRYPTION} must be one of off, columns; got 'all'"):
+        hsbloom.Hyperspace(spark).create_index(spark.read.parquet(tables["plaintext"]), BFIndexConfig("ids", ["id"]))
+    assert not system_path.exists()
+
+
+# --- Encrypted indexes (spark.hsbloom.index.encryption=columns): sealed rows, docs/design/encryption.md ---
+
+SSNS = [None, "", "ünï", "日本語", "000000000"] + [f"{n * 7919:09d}" for n in range(1, 35)]  # nulls, '', unicode
+SEALED_PREDICATES = ["ssn = '000007919'", "ssn = ''", "ssn = 'ünï'", "ssn = '日本語'", "ssn IS NULL",
+                     "ssn IS NOT NULL", "ssn IN ('000015838', 'absent', '')", "ssn = 'absent'", "ssn <=> NULL",
+                     "ssn = '000007919' OR id = 30", "ssn > '0'"]
+NO_KEYS_REASON = "column 'ssn' is encrypted and this session cannot decrypt its filters: all files kept"
+
+
+def odd_people(spark):
+    """39 rows in 4 files, ssn with a null, an empty string and unicode in the first file."""
+    rows = [(i, s) for i, s in enumerate(SSNS)]
+    return spark.createDataFrame(rows, "id long, ssn string").repartition(4, "id").sortWithinPartitions("id")
+
+
+@pytest.fixture(scope="module")
+def sealed(spark, tmp_path_factory, module_system_path) -> dict[str, str]:
+    """Per footer mode, a table with ssn encrypted and an index of ssn sealed under k1 (keys from the read options)."""
+    root = tmp_path_factory.mktemp("sealed")
+    paths = {}
+    hs = hsbloom.Hyperspace(spark)
+    for footer in ("plaintext", "encrypted"):
+        paths[footer] = str(root / footer)
+        odd_people(spark).write.options(**encrypting(footer == "plaintext")).parquet(paths[footer])
+        with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}):
+            hs.create_index(spark.read.options(**READ).parquet(paths[footer]),
+                            BFIndexConfig(f"sealed_{footer}", ["ssn"], global_filter=False))
+    return paths
+
+
+@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
+def test_a_sealed_index_prunes_with_keys_and_keeps_every_file_without(spark, sealed, module_system_path, footer):
+    df = spark.read.options(**READ).parquet(sealed[footer])
+    hs = hsbloom.Hyperspace(spark)
+    assert hs.index(f"sealed_{footer}").num_files == 4
+    expected = outcomes(spark, df, SEALED_PREDICATES, enabled=False)
+    assert [len(ids) for ids in expected[:5]] == [1, 1, 1, 1, 1]  # each value is in the table once
+    try:
+        with session_settings(spark, READ):  # the session holds the keys: the sealed rows are decrypted
+            assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == expected
+            hsbloom.enable(spark)
+            assert files_read(df.where("ssn = '000007919'")) == 1
+            assert files_read(df.where("ssn = 'ünï'")) == 1
+            assert files_read(df.where("ssn = 'absent'")) == 0
+        # The source is read with its options, but the session has no crypto factory: the index cannot be.
+        assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == expected
+        hsbloom.enable(spark)
+        assert files_read(df.where("ssn = '000007919'")) == 4
+        assert NO_KEYS_REASON in explain_string(df.where("ssn = 'absent'"))
+    finally:
+        hsbloom.disable(spark)
+
+
+
+def test_the_spark_free_reader_keeps_every_file_for_an_encrypted_column(sealed, module_system_path):
+    """hsbloom.readers (docs/readers.md) does not decrypt sealed/ rows: their column's conditions keep every file,
+    with the reason. (A table with encrypted footers cannot be listed by pyarrow without keys at all.)"""
+    import hsbloom.readers as readers
+
+    index = readers.open_index(str(module_system_path / "sealed_plaintext"))
+    assert index.unusable is None and not index.damage
+    files = sorted(index.list_source().files, key=lambda f: f.path)
+    assert len(files) == 4
+    for predicate in (readers.eq("ssn", "000007919"), readers.eq("ssn", "absent"), readers.is_null("ssn"),
+                      readers.isin("ssn", ["", "ünï"])):
+        pruned = index.prune(predicate)
+        assert sorted(pruned.files) == [f.path for f in files] and not pruned.skipped
+        assert any("column ssn is encrypted in the index" in r for r in pruned.reasons), pruned.explain()
+
+def readable_without_keys(path: Path) -> tuple[list[Path], list[Path]]:
+    """The Parquet files under `path` pyarrow reads without keys, and those it cannot."""
+    import pyarrow.parquet as pq
+    readable, sealed_files = [], []
+    for f in sorted(path.rglob("*.parquet")):
+        try:
+            pq.read_table(f)
+            readable.append(f)
+        except Exception:  # noqa: BLE001 - pyarrow raises OSError/ArrowException on encrypted parts
+            sealed_files.append(f)
+    return readable, sealed_files
+
+
+@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
+def test_without_keys_the_index_confirms_no_value_of_the_encrypted_column(sealed, module_system_path, footer):
+    """A dictionary attack: 10,000 candidates, the true values among them, against every byte of the index."""
+    import json
+
+    import pyarrow.parquet as pq
+    index_dir = module_system_path / f"sealed_{footer}"
+    true_values = [s for s in SSNS if s is not None]
+    candidates = true_values + [f"{n:09d}" for n in range(10_000 - len(true_values))]
+    readable, sealed_files = readable_without_keys(index_dir)
+    assert [f.parent.name for f in sealed_files] and {f.parent.name for f in sealed_files} == {"sealed"}
+    assert not any(f.parent.name == "sealed" for f in readable)
+    for f in readable:  # the plaintext tables: no row, no count of ssn
+        table = pq.read_table(f).to_pylist()
+        assert all(r.get("column") != "ssn" for r in table), f
+        assert all(r.get("num_rows", 0) == 0 for r in table if r.get("column") == ""), f
+    everything = [f for f in index_dir.rglob("*") if f.is_file()]
+    for f in everything:
+        data = f.read_bytes()
+        assert not any(c.encode() in data for c in candidates if len(c) >= 3), f  # no value in plaintext
+        if f.parent.name == "_hsbloom_log" or f.suffix == ".json" or "log" in f.parent.name:
+            for entry in [line for line in data.decode("utf-8", "replace").splitlines() if line.startswith("{")]:
+                summary = json.loads(entry).get("summary") or {}
+                assert "ssn" not in (summary.get("columns") or {}), f
+                source = json.loads(entry).get("source") or {}
+                if footer == "encrypted":  # the footers hide the schema: of it, only the column the user named
+                    assert source["schema"] == {"ssn": "string"} and source["schema_hidden"] is True, f
+                    assert "bigint" not in entry and '"id"' not in json.dumps(source), f
+                    assert summary.get("num_rows", 0) == 0, f
+                else:  # a plaintext footer shows the schema to anyone
+                    assert source["schema"] == {"id": "bigint", "ssn": "string"} and "schema_hidden" not in source
+    # The filters readable without keys are in the side files' blocks: probe every 32-byte window of each (any
+    # offset a 4 bytes) as an SBBF block, as an attacker who ignores where blocks start would: no candidate is in
+    # any. Each file on its own, without Hadoop's .crc companions: a window across two files' checksums is 32
+    # random bytes, which hold a 10,000-candidate list's value by chance (each candidate with odds 2^-8).
+    blocks = [f for f in everything if f.parent.name == "blocks" and not f.name.startswith(".")]
+    assert blocks and all(len(f.read_bytes()) % 32 == 8 for f in blocks)  # one stripe: blocks, then its checksum
+    assert {hit for f in blocks for hit in sbbf_hits(f.read_bytes()[:-8], candidates)} == set()
+
+
+SALT = np.array([0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D, 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31],
+                dtype=np.uint64)
+
+
+def sbbf_hits(data: bytes, candidates: list[str]) -> set[str]:
+    """The candidates some 32-byte window of `data` holds as an SBBF block would (Parquet's split-block check)."""
+    import xxhash
+    keys = np.array([xxhash.xxh64_intdigest(c.encode()) & 0xFFFFFFFF for c in candidates], dtype=np.uint64)
+    masks = (np.uint64(1) << (((keys[:, None] * SALT[None, :]) & np.uint64(0xFFFFFFFF)) >> np.uint64(27)))
+    masks = masks.astype(np.uint32)
+    hit = np.zeros(len(candidates), dtype=bool)
+    for at in range(0, len(data) - 31, 4):
+        words = np.frombuffer(data, dtype="<u4", count=8, offset=at)
+        if words.all():
+            hit |= ((masks & words[None, :]) == masks).all(axis=1)
+    return {c for c, h in zip(candidates, hit) if h}
+
+
+def test_a_sealed_index_refreshes_an_appended_file_and_verifies(spark, system_path, tmp_path):
+    """Incremental refresh seals the appended file's rows in the new data directory; both directories are read.
+    Encrypted footers: the refreshed log still hides the schema."""
+    path = str(tmp_path / "grows")
+    odd_people(spark).write.options(**encrypting(False)).parquet(path)
+    hs = hsbloom.Hyperspace(spark)
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+        hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=False))
+        spark.createDataFrame([(100, "zzz"), (101, None)], "id long, ssn string").coalesce(1).write.mode(
+            "append").options(**encrypting(False)).parquet(path)
+        hs.refresh_index("grows", mode="incremental")
+        assert hs.index("grows").num_files == 5
+        assert hs.index("grows").source.schema == {"ssn": "string"}  # the refreshed entry hides the schema too
+        assert len(list((system_path / "grows").glob("v__=*/sealed/*.parquet"))) >= 2  # one per data directory
+        df = spark.read.parquet(path)
+        predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
+        try:
+            assert outcomes(spark, df, predicates, enabled=True) == outcomes(spark, df, predicates, enabled=False)
+            hsbloom.enable(spark)
+            assert files_read(df.where("ssn = 'zzz'")) == 1
+        finally:
+            hsbloom.disable(spark)
+        assert hs.verify_index("grows").healthy
+    unkeyed = hs.verify_index("grows")  # verify reads sealed/ too: without keys it cannot
+    assert not unkeyed.healthy and "sealed table (the encrypted columns' filters) cannot be read" in str(unkeyed)
+    # Delete and restore keep sealed/ with its data directories: a restored index prunes with keys again.
+    hs.delete_index("grows")
+    hs.restore_index("grows")
+    with session_settings(spark, READ):
+        try:
+            hsbloom.enable(spark)
+            assert files_read(spark.read.parquet(path).where("ssn = 'zzz'")) == 1
+        finally:
+            hsbloom.disable(spark)
+    hs.delete_index("grows")
+    hs.vacuum_index("grows")  # every data directory, sealed/ with it
+    assert not list((system_path / "grows").glob("v__=*")) and not list(system_path.rglob("sealed"))
+
+
+@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
+def test_a_sealed_index_of_an_encrypted_delta_table_prunes(spark, system_path, tmp_path, footer):
+    """Delta reads Parquet with the session's settings only: with keys it prunes, without them (no factory on the
+    session) the plan keeps every file, saying why."""
+    path = str(tmp_path / "delta")
+    with session_settings(spark, encrypting(plaintext_footer=footer == "plaintext")):
+        odd_people(spark).write.format("delta").save(path)
+    assert {p.read_bytes()[-4:] for p in Path(path).glob("*.parquet")} == {b"PAR1" if footer == "plaintext" else b"PARE"}
+    hs = hsbloom.Hyperspace(spark)
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+        df = spark.read.format("delta").load(path)
+        hs.create_index(df, BFIndexConfig("dssn", ["ssn"], global_filter=False))
+        try:
+            assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == outcomes(spark, df, SEALED_PREDICATES,
+                                                                                     enabled=False)
+            hsbloom.enable(spark)
+            assert files_read(df.where("ssn = '日本語'")) == 1
+        finally:
+            hsbloom.disable(spark)
+    assert set(hs.index("dssn").source.schema) == ({"ssn"} if footer == "encrypted" else {"id", "ssn"})
+    try:  # no keys: planning (the Delta log is plaintext) keeps every file of the encrypted column
+        hsbloom.enable(spark)
+        assert NO_KEYS_REASON in explain_string(spark.read.format("delta").load(path).where("ssn = 'absent'"))
+    finally:
+        hsbloom.disable(spark)

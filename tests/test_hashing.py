@@ -21,7 +21,7 @@ from hsbloom.readers.parquet_hash import (
     min_bytes_for_precision,
     nonnull_hashes,
 )
-from hsbloom.readers.xxh64 import xxh64_bytes
+from hsbloom.readers.xxh64 import xxh64_bytes, xxh64_u64
 
 
 def xxh(data: bytes) -> int:
@@ -236,3 +236,21 @@ def test_hash_scalar_refuses_inexact_conversions_and_nulls():
         hash_scalar(None, "int")
     with pytest.raises(UnsupportedTypeError, match="boolean"):
         hash_scalar(True, "boolean")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.binary(max_size=600), max_size=30), st.integers(0, (1 << 64) - 1))
+def test_seeded_xxh64_bytes_matches_xxhash(values, seed):
+    # The seed the reader's row checksums use (XXH64 of `<index>/v__=N`): every length path, including > 512 bytes.
+    data = np.frombuffer(b"".join(values), dtype=np.uint8)
+    offsets = np.concatenate([[0], np.cumsum([len(v) for v in values])]).astype(np.int64)
+    assert xxh64_bytes(data, offsets, seed).tolist() == [xxhash.xxh64_intdigest(v, seed) for v in values]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(0, (1 << 64) - 1)), max_size=30))
+def test_xxh64_u64_with_one_seed_per_value_matches_xxhash(pairs):
+    # The zone checksum chain: hashLong(v, previous hash), each row its own seed.
+    values = np.array([v for v, _ in pairs], dtype=np.int64)
+    seeds = np.array([s for _, s in pairs], dtype=np.uint64)
+    assert xxh64_u64(values, seeds).tolist() == [xxhash.xxh64_intdigest(struct.pack("<q", v), s) for v, s in pairs]

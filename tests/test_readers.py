@@ -4,7 +4,8 @@ One small partitioned table (files written by Spark and by pyarrow: longs, ints,
 doubles with NaN and -0.0, dates, decimals, nulls) and one Delta table are indexed once for the module. Random
 predicates are answered by the reader; every file holding a matching row must be kept, each reader returns
 the same rows over the kept files as over all files, and the Spark rule reads as many files on the same index.
-Staleness, deletion vectors, time travel and damage are tested on the same tables.
+Staleness, deletion vectors, time travel and damage are tested on the same tables. A third, zoned index (three
+pyarrow-written files of four row groups) checks that pyarrow reads only the row groups that may match.
 """
 
 from __future__ import annotations
@@ -299,3 +300,94 @@ def test_delta_appends_deletion_vectors_and_time_travel(spark, tables):
     assert now.total == 4 and len(now.files) == 2
     then = index.prune(eq("id", 5017), delta_version=0)
     assert then.total == 3 and file_list(then) == v0.files
+
+
+ZONED_SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("d", pa.float64())])
+
+
+@pytest.fixture(scope="module")
+def zoned(spark, module_system_path, tmp_path_factory):
+    """(root, index path): three pyarrow-written files of four row groups (15 rows each), one zoned index build."""
+    rng = random.Random(3535)
+    root = tmp_path_factory.mktemp("readers_zoned")
+    for n in range(3):
+        rows = [{k: r[k] for k in ("id", "s", "d")} for r in _rows(rng, 60, 60 * n)]
+        pq.write_table(pa.Table.from_pylist(rows, ZONED_SCHEMA), f"{root}/part-{n}.parquet", row_group_size=15)
+    hsbloom.Hyperspace(spark).create_index(
+        spark.read.parquet(str(root)),
+        hsbloom.BFIndexConfig("readers_zoned", ["id", "s", "d"], global_filter=False, granularity="row_group"))
+    return str(root), str(module_system_path / "readers_zoned")
+
+
+def _zoned_ids(dataset, predicate) -> list:
+    return sorted(dataset.to_table(filter=_arrow(predicate), columns=["id"])["id"].to_pylist())
+
+
+def test_zones_read_only_the_row_groups_that_may_match_and_give_the_same_rows(zoned):
+    root, index_path = zoned
+    index = open_index(index_path)
+    assert index.unusable is None and index.damage == []
+    one = index.prune(eq("id", 77))  # row group 1 of part-1 (ids 60..119, 15 a row group)
+    assert [Path(f).name for f in one.files] == ["part-1.parquet"]
+    assert list(one.row_groups.values()) == [[1]] and "row groups of kept files with zones: 4 -> 1" in one.explain()
+    assert _zoned_ids(pyarrow_dataset(one), eq("id", 77)) == [77]
+    assert file_list(one) == one.files  # DuckDB and Polars read kept files whole
+    table = pq.ParquetDataset(root).read()
+    values = {c: [v for v in table.column(c).to_pylist() if v is not None][:20] for c in ("id", "s", "d")}
+    values["id"] += [10**12, 7.0]
+    values["s"] += ["", "absent", "日本"]
+    values["d"] += [0.0, -0.0, float("nan"), 7]
+    rng = random.Random(35035)
+    restricted = 0
+    everything = pa.dataset.dataset(root, format="parquet")
+    for _ in range(40):
+        predicate = _random_predicate(rng, values)
+        pruned = index.prune(predicate)
+        assert _zoned_ids(pyarrow_dataset(pruned), predicate) == _zoned_ids(everything, predicate), str(predicate)
+        restricted += len(pruned.row_groups)
+    assert restricted > 0
+
+
+def test_the_row_groups_kept_are_as_many_as_the_spark_rule_reads(spark, zoned):
+    """Single-value probes, where the jar's narrowing of zone probes to the file's values changes nothing."""
+    from hsbloom.explain import row_group_counts
+
+    root, index_path = zoned
+    index = open_index(index_path)
+    df = spark.read.parquet(root)
+    checks = [eq("id", 77), eq("d", -0.0), is_null("s")]
+    pruned_somewhere = False
+    hsbloom.enable(spark)
+    try:
+        for predicate in checks:
+            pruned = index.prune(predicate)
+            query = df.where(_sql(predicate))
+            spark_pruned = row_group_counts(query)[1] or 0
+            ours = sum(len(pruned.row_groups.get(f, range(4))) for f in pruned.files)
+            assert files_read(query) == len(pruned.files), str(predicate)
+            assert 4 * len(pruned.files) - spark_pruned == ours, str(predicate)
+            pruned_somewhere |= spark_pruned > 0
+    finally:
+        hsbloom.disable(spark)
+    assert pruned_somewhere
+
+
+def test_damaged_zones_keep_their_file_whole(zoned, tmp_path):
+    root, index_path = zoned
+    damaged = tmp_path / "readers_zoned"
+    shutil.copytree(index_path, damaged)
+    for part in (damaged / "v__=0" / "zones").glob("*.parquet"):
+        rows = pq.read_table(part)
+        checksums = rows.column("zone_checksum").to_pylist()
+        checksums[0] ^= 1  # one zone row of one file fails its checksum
+        pq.write_table(rows.set_column(rows.schema.get_field_index("zone_checksum"), "zone_checksum",
+                                       pa.array(checksums, pa.int64())), part)
+        victim = rows.column("file_path")[0].as_py()
+        break
+    with pytest.warns(IndexDamageWarning, match="zone table"):
+        index = open_index(str(damaged))
+    victim_name = victim.rsplit("/", 1)[-1]
+    holder = 60 * int(victim_name.split("-")[1].split(".")[0]) + 17
+    pruned = index.prune(eq("id", holder))
+    assert [Path(f).name for f in pruned.files] == [victim_name] and pruned.row_groups == {}
+    assert _zoned_ids(pyarrow_dataset(pruned), eq("id", holder)) == [holder]

@@ -1,7 +1,8 @@
 """The pruned files handed to other readers: a pyarrow dataset, and file lists for DuckDB and Polars.
 
-Each reader still applies the whole filter to the files kept; these only choose the files. A Delta snapshot
-with deletion vectors is refused: plain Parquet readers would return the deleted rows.
+Each reader still applies the whole filter to the files kept; these only choose the files (and, for pyarrow, the
+row groups of zoned files). A Delta snapshot with deletion vectors is refused: plain Parquet readers would return
+the deleted rows.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def _checked(pruned: Pruned) -> Pruned:
 
 
 def file_list(pruned: Pruned) -> list:
-    """The files to read, as paths or URIs DuckDB's `read_parquet` and Polars' `scan_parquet` take."""
+    """The files to read, as paths or URIs DuckDB's `read_parquet` and Polars' `scan_parquet` take (whole: a list
+    of files cannot name row groups, so zoned files are read whole)."""
     return list(_checked(pruned).files)
 
 
@@ -41,5 +43,17 @@ def pyarrow_dataset(pruned: Pruned, **options: Any):
     options.setdefault("partitioning", "hive")
     if not pruned.files and pruned.schema is not None:
         options.setdefault("schema", pruned.schema)  # no file to infer it from
-    return ds.dataset(list(pruned.files), format="parquet", filesystem=pruned.filesystem, partition_base_dir=base,
-                      **options)
+    dataset = ds.dataset(list(pruned.files), format="parquet", filesystem=pruned.filesystem, partition_base_dir=base,
+                         **options)
+    if not pruned.row_groups:
+        return dataset
+    # Files of which only some row groups may match (zones): their fragments read only those row groups (the
+    # fragment keeps its partition expression).
+    wanted = {_fragment_path(p, pruned): groups for p, groups in pruned.row_groups.items()}
+    fragments = [f.subset(row_group_ids=wanted[f.path]) if f.path in wanted else f for f in dataset.get_fragments()]
+    return ds.FileSystemDataset(fragments, dataset.schema, dataset.format, dataset.filesystem)
+
+
+def _fragment_path(path: str, pruned: Pruned) -> str:
+    """A kept file's path as its dataset fragment spells it (the path in its filesystem)."""
+    return path if pruned.filesystem is not None else resolve(path)[1]

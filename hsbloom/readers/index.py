@@ -20,7 +20,8 @@ import numpy as np
 import pyarrow.fs as pafs
 
 from hsbloom.errors import InvalidArgumentError
-from hsbloom.readers import literals, log, sources, tables
+from hsbloom.readers import literals, log, sources, tables, zones
+from hsbloom.readers.held import ColumnEntries, Held
 from hsbloom.readers.predicates import And, Eq, In, IsNull, Or, Predicate, check
 from hsbloom.readers.storage import resolve
 
@@ -44,6 +45,9 @@ class Pruned:
     schema: Any = None
     # A Delta snapshot whose files have deletion vectors: plain Parquet readers would return deleted rows.
     deletion_vectors: bool = False
+    # Kept files of which only some row groups may match (zones): path -> those row groups, in file order. A
+    # kept file not named here is read whole.
+    row_groups: dict = field(default_factory=dict)
 
     def explain(self) -> str:
         lines = [f"hsbloom: {self.predicate}: read {len(self.files)} of {self.total} files"]
@@ -68,7 +72,8 @@ class Index:
         self.damage: list = []
         self.unusable: Optional[str] = None
         self.version: Optional[log.Version] = None
-        self._held: dict = {}
+        self._held = Held.empty()
+        self._zones = zones.Zones.empty()
         try:
             self.version = log.latest_active(self._fs, self._index_path)
             if self.version.format not in ("parquet", "delta"):
@@ -77,12 +82,18 @@ class Index:
                 raise log.UnusableIndex("it indexes several root paths; this reader reads one table")
             self._held = tables.load(self._fs, self._index_path, self.name, self.version.data_parts,
                                      self.version.dropped_file_ids, self.damage)
+            self._zones = zones.load(self._fs, self._index_path, self.name, self.version.data_parts,
+                                     self.version.dropped_file_ids, self.damage, self._held)
         except (log.UnusableIndex, tables.OlderLayout, OSError) as exc:
             self.unusable = str(exc)
             warnings.warn(f"hsbloom index {path} is not used, every file is read: {exc}", UnusableIndexWarning,
                           stacklevel=2)
+        # The columns the plaintext file tables hold rows of: an index of an encrypted source keeps its encrypted
+        # columns' rows in sealed/ tables, encrypted with the columns' keys, which this reader does not decrypt.
+        self._plaintext_columns = {name for name, rows in self._held.columns.items() if rows.present.any()}
         self._blocks = tables.Blocks(self._fs, self.damage)
-        self._groups: Optional[dict] = None  # column -> [(group, member positions, files)], built at the first probe
+        # (files or zones, column) -> [(group, its entries, their member positions)], built at its first probe
+        self._members: dict = {}
 
     @property
     def source(self) -> Optional[str]:
@@ -112,33 +123,65 @@ class Index:
                    deletion_vectors=listing.deletion_vectors)
         if self.unusable is not None:
             return Pruned(text, [f.path for f in files], [], len(files), [f"index not used: {self.unusable}"], **how)
-        mapping = None
-        if self.version.format == "delta" and listing.delta_version is not None:
-            mapping = _delta_mapping_mode(self.source, delta_version, self._storage_options)
-        why = sources.facts_difference(self.version, listing, self.version.format, mapping)
+        why = sources.facts_difference(self.version, listing, self.version.format, listing.column_mapping)
         if why is not None:
             warnings.warn(f"hsbloom index {self.path} is not used, every file is read: {why}", UnusableIndexWarning,
                           stacklevel=2)
             return Pruned(text, [f.path for f in files], [], len(files), [f"index not used: {why}"], **how)
         reasons: list = []
         usable = self._usable_columns(predicate, listing, reasons)
-        kept, skipped, not_held = [], [], 0
-        test = self._compile(predicate, usable)
-        for f in files:
-            held = self._held.get(f.key) if f.key is not None else None
-            if held is None or held.size != f.size or held.mtime != f.mtime:
-                not_held += 1
-                kept.append(f.path)
-            elif test(held):
-                kept.append(f.path)
-            else:
-                skipped.append(f.path)
+        # Each listed file's number in the index (-1: not held, or held with another size or mtime: read).
+        number = np.fromiter((self._held.number.get(f.key, -1) if f.key is not None else -1 for f in files),
+                             dtype=np.int64, count=len(files))
+        held = number >= 0
+        held[held] &= ((self._held.sizes[number[held]] == [f.size for f, h in zip(files, held) if h])
+                       & (self._held.mtimes[number[held]] == [f.mtime for f, h in zip(files, held) if h]))
+        may_match = self._compile(predicate, usable)()
+        keep = ~held
+        keep[held] = may_match[number[held]]
+        row_groups = self._row_groups(predicate, usable, files, number, held & keep, keep, reasons)
+        kept = [f.path for f, k in zip(files, keep) if k]
+        skipped = [f.path for f, k in zip(files, keep) if not k]
+        not_held = int(np.count_nonzero(~held))
         if not_held:
             reasons.append(f"{not_held} files are new or changed since the index was built (or not covered): read")
-        reasons.append(f"{len(skipped)} files skipped: their filters or null counts rule the predicate out")
+        reasons.append(f"{len(skipped)} files skipped: their filters, zones or null counts rule the predicate out")
         if self.damage:
             reasons.append(f"damage found ({len(self.damage)}): the files it covers are read")
-        return Pruned(text, kept, skipped, len(files), reasons, **how)
+        return Pruned(text, kept, skipped, len(files), reasons, row_groups=row_groups, **how)
+
+    def _row_groups(self, predicate: Predicate, usable: dict, files: list, number: np.ndarray, probed: np.ndarray,
+                    keep: np.ndarray, reasons: list) -> dict:
+        """The zone step (`PrunedFileIndex`'s): of each kept, held file with whole zones, the row groups whose
+        zones may match; a file none of whose zones may match is no longer kept (`keep` is updated)."""
+        if not len(self._zones) or not usable:
+            return {}
+        zone_may = self._compile(predicate, usable, self._zones)()
+        n = len(self._held)
+        zones_per_file = np.bincount(self._zones.file, minlength=n)
+        may_per_file = np.bincount(self._zones.file[zone_may], minlength=n)
+        # The zones that may match, grouped by file: file f's are may_zones[first[f]:first[f] + may_per_file[f]].
+        may_zones = np.flatnonzero(zone_may)
+        may_zones = may_zones[np.argsort(self._zones.file[may_zones], kind="stable")]
+        first = np.concatenate([[0], np.cumsum(may_per_file)[:-1]])
+        row_groups, before, after = {}, 0, 0
+        for i in np.flatnonzero(probed):
+            f = number[i]
+            if not zones_per_file[f]:
+                continue
+            before += int(zones_per_file[f])
+            after += int(may_per_file[f])
+            if may_per_file[f] == 0:
+                keep[i] = False
+            elif may_per_file[f] < zones_per_file[f]:
+                mine = may_zones[first[f]:first[f] + may_per_file[f]]
+                row_groups[files[i].path] = sorted(self._zones.row_group[mine].tolist())
+        if before:
+            reasons.append(f"row groups of kept files with zones: {before} -> {after} ({len(row_groups)} files read "
+                           "in part: " + ", ".join(f"{p.rsplit('/', 1)[-1]} {len(g)}" for p, g in
+                                                   sorted(row_groups.items())[:5])
+                           + (", ..." if len(row_groups) > 5 else "") + ")")
+        return row_groups
 
     def candidates(self, predicate: Predicate) -> list:
         """The files the index holds (as it records them) whose filters and counts may match `predicate`, without
@@ -148,8 +191,8 @@ class Index:
             raise InvalidArgumentError(f"the index is not usable: {self.unusable}")
         usable = {c: self.version.schema.get(c, "") for c in _columns(predicate) if c in self.version.indexed_columns
                   and literals.is_hashable_type(self.version.schema.get(c, ""))}
-        test = self._compile(predicate, usable)
-        return sorted(h.path for h in self._held.values() if test(h))
+        may_match = self._compile(predicate, usable)()
+        return sorted(p for p, m in zip(self._held.paths, may_match) if m)
 
     def _usable_columns(self, predicate: Predicate, listing: sources.Listing, reasons: list) -> dict:
         """{column: recorded type} of the predicate's columns the index can probe; a reason for each other."""
@@ -159,6 +202,9 @@ class Index:
                 reasons.append(f"{column} is not indexed: its conditions keep every file")
                 continue
             why = sources.column_difference(self.version, listing, column)
+            if why is None and self._held and column not in self._plaintext_columns:
+                why = (f"column {column} is encrypted in the index (its sealed/ rows, under the column's key), "
+                       "which this reader does not decrypt")
             spark_type = self.version.schema.get(column, "")
             if why is None and not literals.is_hashable_type(spark_type):
                 why = f"column {column} has type {spark_type}, which is not hashed"
@@ -168,57 +214,55 @@ class Index:
             usable[column] = spark_type
         return usable
 
-    def _compile(self, p: Predicate, usable: dict):
-        """`p` as a test of one held file, its literals hashed once per query (not once per file)."""
+    def _compile(self, p: Predicate, usable: dict, target: Any = None):
+        """`p` as a function giving, for every held file (or every zone: `target` the `Zones`) at once, whether it
+        may match (a boolean array); its literals are hashed once per query, not once per file."""
+        target = self._held if target is None else target
+        n = len(target)
         if isinstance(p, (And, Or)):
-            tests = [self._compile(c, usable) for c in p.children]
-            if isinstance(p, And):
-                return lambda held: all(t(held) for t in tests)
-            return lambda held: any(t(held) for t in tests)
+            tests = [self._compile(c, usable, target) for c in p.children]
+            combine = np.logical_and if isinstance(p, And) else np.logical_or
+            return lambda: combine.reduce([t() for t in tests])
         column = p.column
-        if column not in usable:
-            return lambda held: _KEEP
+        entries = target.columns.get(column)
+        if column not in usable or entries is None:
+            return lambda: np.full(n, _KEEP)
         if isinstance(p, IsNull):
-            return lambda held: _KEEP if (e := held.columns.get(column)) is None else e.num_nulls > 0
+            return lambda: ~entries.present | (entries.num_nulls > 0)
         hashes: list = []
         for v in (p.value,) if isinstance(p, Eq) else p.values:
             h = literals.hashes_for(v, usable[column])
             if h is None:
-                return lambda held: _KEEP
+                return lambda: np.full(n, _KEEP)
             hashes += h
         if not hashes:
-            return lambda held: _SKIP  # only NULLs: `= NULL` matches no row
-        may_hold = self._files_whose_filters_may_hold(column, hashes)
+            return lambda: np.full(n, _SKIP)  # only NULLs: `= NULL` matches no row
 
-        def probe(held: tables.HeldFile) -> bool:
-            entry = held.columns.get(column)
-            if entry is None:
-                return _KEEP
-            if entry.num_rows == entry.num_nulls:
-                return _SKIP  # no non-null value
-            if entry.group is None:
-                return _KEEP
-            return id(held) in may_hold
+        def probe() -> np.ndarray:
+            # No row: kept; no non-null value: skipped; no filter: kept; else what the filter says.
+            may = ~entries.present | (entries.group < 0)
+            may |= self._filters_may_hold(column, entries, hashes, target)
+            may &= ~(entries.present & (entries.num_rows == entries.num_nulls))
+            return may
 
         return probe
 
-    def _files_whose_filters_may_hold(self, column: str, hashes: list) -> set:
-        """id() of each held file whose `column` filter may hold one of `hashes`: each group's stripe is probed
-        for all its members at once (one numpy step per group and hash, not a Python call per file)."""
-        if self._groups is None:
-            self._groups = {}
-            for held in self._held.values():
-                for name, entry in held.columns.items():
-                    if entry.group is not None:
-                        self._groups.setdefault(name, {}).setdefault(entry.group, []).append((entry.position, held))
-            self._groups = {name: [(g, np.array([m[0] for m in ms]), [m[1] for m in ms]) for g, ms in groups.items()]
-                            for name, groups in self._groups.items()}
-        found: set = set()
-        for group, positions, files in self._groups.get(column, []):
+    def _filters_may_hold(self, column: str, entries: ColumnEntries, hashes: list, target: Any) -> np.ndarray:
+        """Per held file (or zone), whether its `column` filter may hold one of `hashes`: each group's stripe is
+        probed for all its members at once (one numpy step per group and hash, not a Python call per file)."""
+        members = self._members.get((target is self._zones, column))
+        if members is None:
+            order = np.argsort(entries.group, kind="stable")
+            bounds = np.searchsorted(entries.group[order], np.arange(len(entries.groups) + 1))
+            members = self._members[(target is self._zones, column)] = [
+                (g, order[bounds[i]:bounds[i + 1]], entries.position[order[bounds[i]:bounds[i + 1]]])
+                for i, g in enumerate(entries.groups)]
+        found = np.zeros(len(target), dtype=bool)
+        for group, files, positions in members:
             hit = np.zeros(len(files), dtype=bool)
             for h in hashes:
                 hit |= self._blocks.members_containing(group, positions, h)
-            found.update(id(f) for f, may in zip(files, hit) if may)
+            found[files] = hit
         return found
 
 
@@ -226,13 +270,6 @@ def _columns(p: Predicate) -> set:
     if isinstance(p, (And, Or)):
         return set().union(*(_columns(c) for c in p.children))
     return {p.column}
-
-
-def _delta_mapping_mode(root: str, version: Optional[int], storage_options: Optional[dict]) -> Optional[str]:
-    import deltalake
-
-    table = deltalake.DeltaTable(root, version=version, storage_options=storage_options)
-    return table.metadata().configuration.get("delta.columnMapping.mode")
 
 
 def open_index(path: str, filesystem: Any = None, source_filesystem: Any = None,

@@ -38,6 +38,8 @@ class Listing:
     # Delta: the snapshot's version, and whether any file has a deletion vector (raw Parquet readers ignore them).
     delta_version: Optional[int] = None
     deletion_vectors: bool = False
+    # Delta: the snapshot's delta.columnMapping.mode (None: not set), read with the listing, not in a second replay.
+    column_mapping: Optional[str] = None
 
 
 def _spark_type(t: pa.DataType) -> Optional[str]:
@@ -94,7 +96,8 @@ def list_delta(root: str, version: Optional[int] = None, storage_options: Option
     features = table.protocol().reader_features or []
     deletion_vectors = "deletionVectors" in features and any(
         batch.num_rows for batch in pa.RecordBatchReader.from_stream(table.deletion_vectors()))
-    return Listing(tuple(files), pa.schema(table.schema().to_arrow()), fs, table.version(), deletion_vectors)
+    mapping = table.metadata().configuration.get("delta.columnMapping.mode")
+    return Listing(tuple(files), pa.schema(table.schema().to_arrow()), fs, table.version(), deletion_vectors, mapping)
 
 
 # Read facts whose values mean Spark read the values a plain Parquet reader reads (docs/design/readers.md): no

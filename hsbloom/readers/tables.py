@@ -3,8 +3,8 @@
 The jar's `IndexDataLoad`, `SourceListing`, `TableRows`, `FilterBlocks` and `Checksums` are the specification
 (docs/design/format.md gives the bytes): the parts of `<index>/v__=N/files/` in name order, each row's
 `row_checksum` over its planning fields (big-endian numbers, strings as a big-endian int length and UTF-8),
-seeded by XXH64 of `<index name>/v__=N`; a row that fails is left out (its file is then read), as is the rest
-of a part that cannot be read. Filters live in `blocks/`, probed one checksummed stripe at a time; a stripe that
+seeded by XXH64 of `<index name>/v__=N`, computed for all rows at once in numpy (`row_checksums`); a row that
+fails is left out (its file is then read), as is the rest of a part that cannot be read. Filters live in `blocks/`, probed one checksummed stripe at a time; a stripe that
 fails makes every filter of its group answer "may contain".
 """
 
@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import struct
 import warnings
-from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import xxhash
 
+from hsbloom.readers.held import STRIPE_CHECKSUM_BYTES, Group, Held, file_keys, from_rows
 from hsbloom.readers.sbbf import SALTS
-from hsbloom.readers.storage import file_key
+from hsbloom.readers.xxh64 import xxh64_bytes
 
-STRIPE_BYTES = 512
-STRIPE_CHECKSUM_BYTES = 8
 # The planning fields in checksum order, and how each is stored.
 COLUMNS = (
     ("file_id", pa.int64()),
@@ -49,78 +48,41 @@ class IndexDamageWarning(UserWarning):
     """Bytes of an index failed their checks: the files they cover are kept (read)."""
 
 
-def _seed(name: str) -> int:
+def name_seed(name: str) -> int:
     return xxhash.xxh64_intdigest(name.encode("utf-8"))
 
 
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
+def _big_endian(columns: list) -> pa.Array:
+    """Each row's values of (column, numpy big-endian type) pairs as one binary value of their bytes."""
+    packed = np.hstack([col.fill_null(0).to_numpy(zero_copy_only=False).astype(dtype).view(np.uint8)
+                        .reshape(len(col), np.dtype(dtype).itemsize) for col, dtype in columns])
+    width = packed.shape[1]
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(packed),
+                                                [None, pa.py_buffer(np.ascontiguousarray(packed))]).cast(pa.binary())
 
 
-def _string(value: str) -> bytes:
-    data = value.encode("utf-8")
-    return struct.pack(">i", len(data)) + data
+def _length_and_utf8(column: pa.Array) -> list:
+    """A string field as the jar hashes it: its UTF-8 byte length (big-endian int), then the bytes."""
+    column = column.fill_null("")
+    return [_big_endian([(pc.binary_length(column), ">i4")]), column.cast(pa.binary())]
 
 
-def row_checksum(row: dict, seed: int) -> int:
-    """`Checksums.RowFields.checksum` of a file-table row (as a signed long, as stored)."""
-    data = b"".join(
-        (
-            struct.pack(">q", row["file_id"]),
-            _string(row["file_path"]),
-            struct.pack(">qq", row["file_size"], row["file_mtime"]),
-            _string(row["column"]),
-            struct.pack(">qq", row["num_rows"], row["num_nulls"]),
-            _string(row["blocks_file"]),
-            struct.pack(">qiiiq", row["blocks_offset"], row["blocks_count"], row["blocks_position"],
-                        row["bitset_bytes"], row["filter_checksum"]),
-        )
-    )
-    return _signed(xxhash.xxh64_intdigest(data, seed))
-
-
-@dataclass(frozen=True)
-class Group:
-    """Filters of one size stored block-major in one side file (`FilterBlocks.Group`)."""
-
-    path: str
-    name: str
-    offset: int
-    count: int
-    bitset_bytes: int
-
-    @property
-    def num_blocks(self) -> int:
-        return self.bitset_bytes // 32
-
-    @property
-    def rows_per_stripe(self) -> int:
-        return max(1, STRIPE_BYTES // (self.count * 32))
-
-    def stripe_offset(self, s: int) -> int:
-        return self.offset + s * (self.rows_per_stripe * self.count * 32 + STRIPE_CHECKSUM_BYTES)
-
-    def stripe_data_bytes(self, s: int) -> int:
-        rows = min(self.num_blocks, (s + 1) * self.rows_per_stripe) - s * self.rows_per_stripe
-        return rows * self.count * 32
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One file's counts and filter for one column (`member` None: no filter, the file is always kept)."""
-
-    num_rows: int
-    num_nulls: int
-    group: Optional[Group]
-    position: int
-
-
-@dataclass
-class HeldFile:
-    path: str
-    size: int
-    mtime: int
-    columns: dict = field(default_factory=dict)  # column -> Entry
+def row_checksums(table: pa.Table, seed: int) -> np.ndarray:
+    """`Checksums.RowFields.checksum` of every row (uint64), all rows at once: Arrow concatenates each row's
+    fields as the jar hashes them (big-endian numbers, strings as a big-endian int length and UTF-8), then the
+    numpy XXH64 hashes every row (a Python call per row would cost seconds for 100,000 files)."""
+    if table.num_rows == 0:
+        return np.zeros(0, dtype=np.uint64)
+    c = {name: table.column(name).combine_chunks() for name, _ in COLUMNS}
+    pieces = [_big_endian([(c["file_id"], ">i8")]), *_length_and_utf8(c["file_path"]),
+              _big_endian([(c["file_size"], ">i8"), (c["file_mtime"], ">i8")]), *_length_and_utf8(c["column"]),
+              _big_endian([(c["num_rows"], ">i8"), (c["num_nulls"], ">i8")]), *_length_and_utf8(c["blocks_file"]),
+              _big_endian([(c["blocks_offset"], ">i8"), (c["blocks_count"], ">i4"), (c["blocks_position"], ">i4"),
+                           (c["bitset_bytes"], ">i4"), (c["filter_checksum"], ">i8")])]
+    rows = pc.binary_join_element_wise(*pieces, pa.scalar(b"", pa.binary())).cast(pa.large_binary())
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)[rows.offset : rows.offset + len(rows) + 1]
+    data = np.frombuffer(rows.buffers()[2], dtype=np.uint8)
+    return xxh64_bytes(data, offsets, seed)
 
 
 class Blocks:
@@ -155,7 +117,7 @@ class Blocks:
             if len(raw) != data_bytes + STRIPE_CHECKSUM_BYTES:
                 raise EOFError(f"{len(raw)} bytes where {data_bytes + STRIPE_CHECKSUM_BYTES} were expected")
             stored = struct.unpack(">Q", raw[data_bytes:])[0]
-            seed = xxhash.xxh64_intdigest(struct.pack("<q", at), _seed(group.name))
+            seed = xxhash.xxh64_intdigest(struct.pack("<q", at), name_seed(group.name))
             if stored == xxhash.xxh64_intdigest(raw[:data_bytes], seed):
                 stripe = np.frombuffer(raw, dtype="<u4", count=data_bytes // 4)
             else:
@@ -171,7 +133,7 @@ class Blocks:
         warnings.warn(f"hsbloom index damage, the files it covers are read: {message}", IndexDamageWarning, stacklevel=4)
 
 
-def _parts(fs: pafs.FileSystem, table: str) -> list[str]:
+def part_paths(fs: pafs.FileSystem, table: str) -> list[str]:
     infos = fs.get_file_info(pafs.FileSelector(table, allow_not_found=False))
     names = [i for i in infos if i.type == pafs.FileType.File and not i.base_name.startswith(("_", "."))]
     return [i.path for i in sorted(names, key=lambda i: i.base_name)]
@@ -192,72 +154,58 @@ class OlderLayout(Exception):
 
 
 def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tuple, dropped: frozenset,
-         damage: list) -> dict:
-    """The intact rows of the version's file tables, by file key: {key: HeldFile}."""
-    held: dict = {}
-    by_id: dict = {}
+         damage: list) -> Held:
+    """The intact rows of the version's file tables, as a `Held`."""
+    intact = []
     for version in data_parts:
         directory = f"{index_path.rstrip('/')}/v__={version}"
-        seed = _seed(f"{index_name}/v__={version}")
+        seed = name_seed(f"{index_name}/v__={version}")
         table = f"{directory}/files"
         try:
-            parts = _parts(fs, table)
+            parts = part_paths(fs, table)
         except (FileNotFoundError, OSError):
-            _warn(damage, f"{table}: the file table is missing")
+            record_damage(damage, f"{table}: the file table is missing")
             continue
         for part in parts:
-            bad = 0
             try:
                 pf = pq.ParquetFile(fs.open_input_file(part))
                 _check_schema(part, pf.schema_arrow)
-                table = pf.read(columns=[c for c, _ in COLUMNS])
-                nulls = any(table.column(c).null_count for c, _ in COLUMNS)
-                rows = table.to_pylist()
+                rows = pf.read(columns=[c for c, _ in COLUMNS])
+                ok = intact_rows(rows, seed)
             except OlderLayout:
                 raise
             except (OSError, ValueError, pa.ArrowException) as exc:
-                _warn(damage, f"{part}: the file table part cannot be read ({exc})")
+                record_damage(damage, f"{part}: the file table part cannot be read ({exc})")
                 continue
-            for row in rows:
-                if (nulls and any(v is None for v in row.values())) or row_checksum(row, seed) != row["row_checksum"]:
-                    bad += 1
-                    continue
-                if row["file_id"] in dropped:
-                    continue
-                key = file_key(row["file_path"])
-                if key is None:
-                    continue
-                known = by_id.setdefault(row["file_id"], (key, row["file_size"], row["file_mtime"]))
-                if known != (key, row["file_size"], row["file_mtime"]):
-                    _warn(damage, f"{part}: file id {row['file_id']} names two files")
-                    continue
-                file = held.setdefault(key, HeldFile(row["file_path"], row["file_size"], row["file_mtime"]))
-                if (file.size, file.mtime) != (row["file_size"], row["file_mtime"]):
-                    _warn(damage, f"{part}: {row['file_path']} has two fingerprints")
-                    held.pop(key)
-                    continue
-                group = None
-                if row["blocks_count"] > 0:
-                    group = _group(directory, row)
-                    if group is None:
-                        bad += 1
-                        continue
-                file.columns[row["column"]] = Entry(row["num_rows"], row["num_nulls"], group, row["blocks_position"])
-            if bad:
-                _warn(damage, f"{part}: {bad} rows of the file table fail their checks")
-    return held
+            if not ok.all():
+                record_damage(damage, f"{part}: {int(np.count_nonzero(~ok))} rows of the file table fail their checks")
+            ok &= ~np.isin(rows.column("file_id").to_numpy(), np.array(sorted(dropped), dtype=np.int64))
+            rows = rows.filter(pa.array(ok))
+            keys = pa.array(file_keys(rows.column("file_path").combine_chunks()), pa.string())
+            rows = rows.append_column("key", keys).append_column("directory", pa.repeat(directory, rows.num_rows))
+            intact.append(rows.filter(keys.is_valid()))
+    if not intact:
+        return Held.empty()
+    return from_rows(pa.concat_tables(intact, promote_options="permissive"), lambda m: record_damage(damage, m))
 
 
-def _group(directory: str, row: dict) -> Optional[Group]:
-    """The row's filter group, if its address is one the jar writes (a name, not a path; sizes in range)."""
-    name = row["blocks_file"]
-    count, position, size = row["blocks_count"], row["blocks_position"], row["bitset_bytes"]
-    if (not name or "/" in name or "\\" in name or name.startswith(".") or row["blocks_offset"] < 0
-            or not 0 <= position < count or size <= 0 or size % 32 or size > 128 * 1024 * 1024):
-        return None
-    return Group(f"{directory}/blocks/{name}", name, row["blocks_offset"], count, size)
+def intact_rows(rows: pa.Table, seed: int) -> np.ndarray:
+    """Per row: no null field, its checksum holds, and its filter address is one the jar writes (a name, not a
+    path; sizes in range), all checked over whole columns."""
+    ok = np.ones(rows.num_rows, dtype=bool)
+    for name, _ in COLUMNS:
+        if rows.column(name).null_count:
+            ok &= rows.column(name).is_valid().to_numpy(zero_copy_only=False)
+    ok &= row_checksums(rows, seed) == rows.column("row_checksum").to_numpy().view(np.uint64)
+    count, position, size, offset = (rows.column(c).fill_null(0).to_numpy() for c in
+                                     ("blocks_count", "blocks_position", "bitset_bytes", "blocks_offset"))
+    name = rows.column("blocks_file").fill_null("")
+    address_ok = ((pc.utf8_length(name).to_numpy() > 0) & (offset >= 0) & (position >= 0) & (position < count)
+                  & (size > 0) & (size % 32 == 0) & (size <= 128 * 1024 * 1024)
+                  & ~pc.match_substring_regex(name, r"[/\\]|^\.").to_numpy(zero_copy_only=False))
+    return ok & ((count <= 0) | address_ok)
 
 
-def _warn(damage: list, message: str) -> None:
+def record_damage(damage: list, message: str) -> None:
     damage.append(message)
     warnings.warn(f"hsbloom index damage, the files it covers are read: {message}", IndexDamageWarning, stacklevel=3)

@@ -1,4 +1,4 @@
-"""XXH64 (seed 0) in numpy uint64 arithmetic, many values per call: the hash of whole arrays.
+"""XXH64 in numpy uint64 arithmetic, many values per call: the hash of whole arrays.
 
 A Python call per value with the `xxhash` package costs ~0.3 us, far more than the hash itself, so whole
 arrays are hashed here; tests/test_hashing.py checks it against the `xxhash` package, which also hashes the
@@ -7,7 +7,7 @@ rare very long values and every single value (parquet_hash.hash_scalar, the read
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 import xxhash
@@ -100,13 +100,15 @@ def xxh64_u32(values: np.ndarray) -> np.ndarray:
     return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint32), 4, _mix_u32_lane)
 
 
-def xxh64_u64(values: np.ndarray) -> np.ndarray:
-    """XXH64 (seed 0) of each value's 8 little-endian bytes; `values` is any 8-byte dtype."""
-    return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint64), 8, _mix_u64_lane)
+def xxh64_u64(values: np.ndarray, seeds: Optional[np.ndarray] = None) -> np.ndarray:
+    """XXH64 of each value's 8 little-endian bytes; `values` is any 8-byte dtype. `seeds`: one seed per value
+    (uint64; default 0), for chained checksums such as the zone checksum (`hashLong(v, previous)`)."""
+    return _xxh64_fixed(np.ascontiguousarray(values).view(np.uint64), 8, _mix_u64_lane, seeds)
 
 
 def _xxh64_fixed(
-    words: np.ndarray, width: int, mix: Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+    words: np.ndarray, width: int, mix: Callable[[np.ndarray, np.ndarray, np.ndarray], None],
+    seeds: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """XXH64 of inputs that are exactly one 4- or 8-byte tail lane: seed + P5 + length, one mix
     step, then the avalanche."""
@@ -117,14 +119,16 @@ def _xxh64_fixed(
         h = out[start : start + _CHUNK]
         t, ln = tmp[: h.shape[0]], lane[: h.shape[0]]
         h.fill(_P5 + np.uint64(width))
+        if seeds is not None:
+            h += seeds[start : start + _CHUNK].astype(np.uint64, copy=False)  # wraps mod 2^64, as XXH64 adds
         np.copyto(ln, words[start : start + _CHUNK], casting="unsafe")  # widen u32 lanes
         mix(h, ln, t)
         _avalanche(h, t)
     return out
 
 
-def xxh64_bytes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """XXH64 (seed 0) of the byte strings data[offsets[i]:offsets[i+1]], without a Python loop.
+def xxh64_bytes(data: np.ndarray, offsets: np.ndarray, seed: int = 0) -> np.ndarray:
+    """XXH64 with `seed` of the byte strings data[offsets[i]:offsets[i+1]], without a Python loop.
 
     `data` is a uint8 array and `offsets` a non-decreasing integer array of n+1 entries (Arrow's
     layout). Values are processed a slice at a time; within a slice, every step of the XXH64
@@ -144,7 +148,7 @@ def xxh64_bytes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         stop = min(start + _CHUNK, n)
         begins = offsets[start:stop]
         lengths = offsets[start + 1 : stop + 1] - begins
-        out[start:stop] = _xxh64_slice(data, u64_at, u32_at, begins, lengths)
+        out[start:stop] = _xxh64_slice(data, u64_at, u32_at, begins, lengths, seed & _MASK64)
     return out
 
 
@@ -155,7 +159,7 @@ def _unaligned_view(data: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _xxh64_slice(
-    data: np.ndarray, u64_at: np.ndarray, u32_at: np.ndarray, begins: np.ndarray, lengths: np.ndarray
+    data: np.ndarray, u64_at: np.ndarray, u32_at: np.ndarray, begins: np.ndarray, lengths: np.ndarray, seed: int
 ) -> np.ndarray:
     n = begins.shape[0]
     h = np.empty(n, dtype=np.uint64)
@@ -164,7 +168,7 @@ def _xxh64_slice(
     if long_values.size:
         stripes = stripes.copy()
         stripes[long_values] = 0  # hashed separately below
-    _stripes(h, u64_at, begins, stripes)
+    _stripes(h, u64_at, begins, stripes, seed)
     h += lengths.astype(np.uint64)
 
     pos = begins + (stripes << 5)
@@ -180,13 +184,13 @@ def _xxh64_slice(
     raw = data.data
     for i in long_values:
         b = int(begins[i])
-        h[i] = xxhash.xxh64_intdigest(raw[b : b + int(lengths[i])])
+        h[i] = xxhash.xxh64_intdigest(raw[b : b + int(lengths[i])], seed)
     return h
 
 
-def _stripes(h: np.ndarray, u64_at: np.ndarray, begins: np.ndarray, stripes: np.ndarray) -> None:
-    """The 32-byte stripe phase: h = converged accumulators for values >= 32 bytes, P5 otherwise."""
-    h.fill(_P5)
+def _stripes(h: np.ndarray, u64_at: np.ndarray, begins: np.ndarray, stripes: np.ndarray, seed: int) -> None:
+    """The 32-byte stripe phase: h = converged accumulators for values >= 32 bytes, seed + P5 otherwise."""
+    h.fill(np.uint64((seed + int(_P5)) & _MASK64))
     rows = np.flatnonzero(stripes)
     if rows.size == 0:
         return
@@ -197,10 +201,10 @@ def _stripes(h: np.ndarray, u64_at: np.ndarray, begins: np.ndarray, stripes: np.
         rows, counts = rows[order], counts[order]
     m = rows.shape[0]
     acc = [
-        np.full(m, np.uint64((int(_P1) + int(_P2)) & _MASK64), dtype=np.uint64),
-        np.full(m, _P2, dtype=np.uint64),
-        np.zeros(m, dtype=np.uint64),
-        np.full(m, np.uint64((-int(_P1)) & _MASK64), dtype=np.uint64),
+        np.full(m, np.uint64((seed + int(_P1) + int(_P2)) & _MASK64), dtype=np.uint64),
+        np.full(m, np.uint64((seed + int(_P2)) & _MASK64), dtype=np.uint64),
+        np.full(m, np.uint64(seed), dtype=np.uint64),
+        np.full(m, np.uint64((seed - int(_P1)) & _MASK64), dtype=np.uint64),
     ]
     tmp = np.empty(m, dtype=np.uint64)
     base = begins[rows]

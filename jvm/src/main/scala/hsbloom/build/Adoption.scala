@@ -82,6 +82,7 @@ object Adoption {
     else if (!format.exists(_.isInstanceOf[ParquetFileFormat])) Some("the source is not Parquet or Delta")
     else if (request.expectedNumItems.isDefined) Some("expected_num_items fixes the filters' size")
     else if (request.globalFilter) Some(GlobalFilterReason)
+    else if (request.sealing.isDefined) Some("an indexed column is encrypted (its rows are sealed: SealedTable)")
     else None
   }
 

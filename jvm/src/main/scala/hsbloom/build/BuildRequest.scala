@@ -27,11 +27,15 @@ final case class BuildRequest(
     granularity: String = BuildRequest.FileGranularity,
     /** The global filter's and the zones' false-positive probability (their false positives do not add up over
      *  files); None: `fpp`. */
-    sharedFppGiven: Option[Double] = None) {
+    sharedFppGiven: Option[Double] = None,
+    /** How the rows of encrypted indexed columns are sealed (`hsbloom.index.SealedTable`); None: none is. */
+    sealing: Option[EncryptedColumns.Sealing] = None) {
   require(BuildRequest.Granularities.contains(granularity),
     s"granularity must be one of ${BuildRequest.Granularities.mkString(", ")}, got '$granularity'")
   def zones: Boolean = granularity == BuildRequest.RowGroupGranularity
   def sharedFpp: Double = sharedFppGiven.getOrElse(fpp)
+  /** The indexed columns whose rows go to the sealed table, not to the plaintext tables. */
+  def sealedColumns: Set[String] = sealing.fold(Set.empty[String])(_.masterKeys.keySet)
 }
 
 object BuildRequest {

@@ -62,7 +62,8 @@ object BuildSummary {
   def of(request: BuildRequest, stats: Seq[FileStats], global: Map[String, (Long, Long)], indexBytes: Long,
       adoption: Adoption.Outcome): BuildSummary = {
     val byColumn = stats.groupBy(_.column)
-    val columns = request.columns.map { c =>
+    // The sealed columns' counts and filter sizes are encrypted facts: the summary (the log) leaves them out.
+    val columns = request.columns.filterNot(request.sealedColumns).map { c =>
       val rows = byColumn.getOrElse(c, Nil)
       c -> ColumnBuildSummary(
         numRows = rows.map(_.rows).sum,
@@ -73,7 +74,9 @@ object BuildSummary {
     }
     BuildSummary(
       numFiles = request.files.size,
-      numRows = byColumn.get(request.columns.head).map(_.map(_.rows).sum).getOrElse(0L),
+      // Encrypted footers hide the files' row counts: not recorded (0).
+      numRows = if (request.sealing.exists(_.footerEncrypted)) 0L
+        else byColumn.get(request.columns.head).map(_.map(_.rows).sum).getOrElse(0L),
       indexBytes = indexBytes,
       columns = columns,
       adoptedFiles = adoption.adopted.size,

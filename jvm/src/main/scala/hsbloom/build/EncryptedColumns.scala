@@ -10,6 +10,8 @@ import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 
+import hsbloom.HsbloomException
+import hsbloom.conf.HsbloomConf
 import hsbloom.shim.FileRelation
 
 /**
@@ -18,10 +20,13 @@ import hsbloom.shim.FileRelation
  * An index stores, per file and column, a Bloom filter of the values and the row and null counts, in plaintext.
  * Of an encrypted column it would tell anyone who can read the index whether a value is in the table and which
  * file holds it (Parquet encrypts a column's own Bloom filter with the column's key for this reason); of a file
- * whose footer is encrypted, also the counts and the schema that footer hides. Until the index is encrypted with
- * the columns' keys, create and every refresh ask this check before they write anything, and are refused when an
- * indexed column is encrypted in any file (a plaintext footer says which columns are) or any file's footer is
- * encrypted (its magic is `PARE`, and nothing of it can be read without the key).
+ * whose footer is encrypted, also the counts and the schema that footer hides. With index encryption off, create
+ * and every refresh ask this check before they write anything, and are refused when an indexed column is
+ * encrypted in any file (a plaintext footer says which columns are) or any file's footer is encrypted (its magic
+ * is `PARE`, and nothing of it can be read without the key). With `spark.hsbloom.index.encryption=columns` the
+ * files' master keys are read instead (`EncryptionKeys`): files that disagree are refused, and so are zones and
+ * the global filter of encrypted columns (not built yet); otherwise the build seals the encrypted columns' rows
+ * with those keys (`sealing`, `hsbloom.index.SealedTable`; docs/design/encryption.md).
  *
  * What it reads: nothing when the read has no crypto factory (`parquet.crypto.factory.class`, in the session or
  * in the read's options). parquet-java's readers, Spark's among them, then have no keys, so a build over an
@@ -47,14 +52,109 @@ object EncryptedColumns {
    * it can. Reads the files' footers only when the read has a crypto factory (otherwise nothing encrypted can
    * be read, and a build over it fails in its scan).
    */
-  def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Option[String] = {
-    if (files.isEmpty) return None
-    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return None)
+  def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Option[String] =
+    refusal(df, columns, files, Nil)
+
+  /** `refusal`, where `unsealable` names what the index would build that is not built encrypted yet. */
+  def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile], unsealable: Seq[String]): Option[String] =
+    check(df, columns, files, unsealable).left.toOption
+
+  /**
+   * Left `refusal`; else Right whether the files' footers are encrypted (so indexed, sealed, only with index
+   * encryption on), which hides the source's schema and counts from readers without keys (the log then keeps
+   * only the indexed columns of the schema: `IndexSource.hidingSchema`).
+   */
+  def check(df: DataFrame, columns: Seq[String], files: Seq[ListedFile],
+      unsealable: Seq[String]): Either[String, Boolean] = {
+    val mode = try HsbloomConf.IndexEncryption.get(df.sparkSession) catch { // read first: a bad value always fails
+      case e: IllegalArgumentException => throw HsbloomException.invalidConfig(e.getMessage)
+    }
+    if (files.isEmpty) return Right(false)
+    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return Right(false))
     // Delta's column mapping by id leaves the columns' names in the files unknown: any encrypted column counts.
     val stored = Adoption.physicalNames(df, columns).fold(_ => columns.map(_ => None), _.map(Some(_)))
     val indexed = columns.zip(stored)
+    if (mode == HsbloomConf.EncryptionColumns) {
+      return keysRefusal(df, indexed, files, conf, unsealable)
+    }
     Adoption.inParts(df.sparkSession, files, conf)((part, c) => part.flatMap(refusal(_, indexed, c)).nextOption())
-      .flatten.headOption
+      .flatten.headOption.toLeft(false)
+  }
+
+  /**
+   * With index encryption on (`spark.hsbloom.index.encryption=columns`): why `files` cannot be indexed on
+   * `indexed` encrypted, from the keys their footers name (`EncryptionKeys`); Right (whether the footers are
+   * encrypted) when nothing indexed is encrypted, or when the keys agree and everything the index would build is
+   * built encrypted (`Sealing`).
+   */
+  private def keysRefusal(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[ListedFile],
+      conf: Configuration, unsealable: Seq[String]): Either[String, Boolean] = indexKeys(df, indexed, files, conf) match {
+    case Left(why) => Left(why)
+    case Right(keys) if keys.columns.isEmpty && !keys.footerEncrypted => Right(false)
+    case Right(keys) if unsealable.isEmpty => Right(keys.footerEncrypted)
+    case Right(keys) =>
+      val named = keys.columns.map { case (c, k) => s"column '$c' with master key $k" } ++
+        Option.when(keys.footerEncrypted)(s"footers with master key ${keys.footerKey.getOrElse("(none)")}")
+      Left(s"${named.mkString(", ")} would be encrypted in the index ($Setting), but this hsbloom does not " +
+        s"build ${unsealable.mkString(" or ")} encrypted yet; index with granularity='file' and global_filter=False " +
+        "(docs/security.md#encrypted-columns)")
+  }
+
+  private val Setting = s"${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}"
+
+  /** The keys of `files` for `indexed` (`EncryptionKeys.agree`); Left why they cannot be used. */
+  private def indexKeys(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[ListedFile],
+      conf: Configuration): Either[String, EncryptionKeys.IndexKeys] = {
+    val factory = EncryptionKeys.checkFactory(conf)
+    factory.left.foreach(why => return Left(s"index encryption ($Setting) cannot be used: $why"))
+    val read = Adoption.inParts(df.sparkSession, files, conf) { (part, c) =>
+      part.map(f => f.path -> keysOf(f, c)).toVector
+    }.flatten
+    read.collectFirst { case (file, Left(why)) => s"the keys of $file cannot be known: $why" }.toLeft(())
+      .flatMap(_ => EncryptionKeys.agree(indexed, read.collect { case (file, Right(k)) => file -> k }).left
+        .map(why => s"index encryption ($Setting) cannot be used: $why"))
+  }
+
+  /**
+   * How a build seals its encrypted rows (`SealedTable`): per sealed indexed column its master key (with
+   * encrypted footers every indexed column, the unencrypted ones under the footer key: the footer hides their
+   * counts), the footer key and mode, and the read's `parquet.*` options (its crypto factory and KMS settings).
+   */
+  final case class Sealing(masterKeys: Map[String, String], footerKey: String, footerEncrypted: Boolean,
+      readOptions: Map[String, String]) {
+    def options(masterKey: String): Map[String, String] =
+      hsbloom.index.SealedTable.writeOptions(masterKey, footerKey, footerEncrypted, readOptions)
+  }
+
+  /**
+   * The sealing of a build of `df` on `columns` over `files` with index encryption on; None when nothing indexed
+   * is encrypted (or encryption is off, or the read has no crypto factory). Reads the footers again: `refusal`
+   * passed them before the operation began.
+   */
+  def sealing(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Option[Sealing] = {
+    if (files.isEmpty || HsbloomConf.IndexEncryption.get(df.sparkSession) != HsbloomConf.EncryptionColumns) return None
+    val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return None)
+    val stored = Adoption.physicalNames(df, columns).fold(_ => columns.map(_ => None), _.map(Some(_)))
+    val keys = indexKeys(df, columns.zip(stored), files, conf)
+      .fold(why => throw HsbloomException.encryptedSource(why), identity)
+    if (keys.columns.isEmpty && !keys.footerEncrypted) return None
+    val masterKeys = if (!keys.footerEncrypted) keys.columns
+      else columns.map(c => c -> keys.columns.getOrElse(c, keys.footerKey.get)).toMap
+    Some(Sealing(masterKeys, keys.footerKey.getOrElse(masterKeys.values.min), keys.footerEncrypted,
+      readOptions(df).filter(_._1.startsWith("parquet."))))
+  }
+
+  /** The options of `df`'s file scan. */
+  private def readOptions(df: DataFrame): Map[String, String] =
+    df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs.options }.getOrElse(Map.empty)
+
+  /** The keys of `file`'s footer (an encrypted one decrypted with `conf`'s keys); Left why not. */
+  private def keysOf(file: ListedFile, conf: Configuration): Either[String, EncryptionKeys.FileKeys] = {
+    val path = new Path(file.path)
+    val opened = try ParquetTail.open(path, conf, file.size, encrypted = true) catch {
+      case NonFatal(e) => return Left(s"it cannot be read (${e.getMessage})")
+    }
+    opened.flatMap(tail => try EncryptionKeys.ofFooter(tail.footer, tail.encryptedFooter, path, conf) finally tail.close())
   }
 
   /**
@@ -86,7 +186,9 @@ object EncryptedColumns {
     stored.forall(name => path.length == 1 && path(0).equalsIgnoreCase(name))
   }
 
-  private val Planned = "an index encrypted with the columns' keys is planned (docs/security.md#encrypted-columns)"
+  private val Planned = s"index encryption (${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}) " +
+    "indexes it with its filters and counts encrypted under the files' keys, with granularity='file' and " +
+    "global_filter=False (docs/security.md#encrypted-columns)"
 
   private def columnRefused(column: String, file: String): String =
     s"column '$column' is encrypted (Parquet modular encryption; for one, in $file), and the index would store " +

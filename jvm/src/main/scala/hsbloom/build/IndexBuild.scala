@@ -11,7 +11,7 @@ import org.apache.spark.util.SerializableConfiguration
 import com.fasterxml.jackson.databind.ObjectMapper
 
 import hsbloom.build.BuildPartitioner.{NumBuckets, bucketPartition}
-import hsbloom.index.{FileKey, IndexTables, ZoneTable}
+import hsbloom.index.{FileKey, IndexTables, SealedTable, ZoneTable}
 import hsbloom.shim.{ClassicDataset, FileRelation}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
@@ -103,8 +103,7 @@ object IndexBuild {
     val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
     if (missing.nonEmpty) {
       val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, emptyFilter)
-      IndexTables.writeFileTable(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema),
-        request.dataPath, "append")
+      writeFileRows(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema), request, "append", None)
     }
     val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
     val done = System.nanoTime()
@@ -164,8 +163,8 @@ object IndexBuild {
       if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, globalPartitions)
       else Map.empty[String, (Long, Long)]
     } {
-      IndexTables.writeFileTable(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request.dataPath,
-        "errorifexists", adoption.fileTable(spark))
+      writeFileRows(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request, "errorifexists",
+        adoption.fileTable(spark))
     }
     if (request.zones) {
       val columns = request.columns
@@ -179,6 +178,27 @@ object IndexBuild {
         adoption.zoneTable(spark))
     }
     (fileStats.value.asScala.toSeq, global)
+  }
+
+  /**
+   * Writes `rows` (of `FileTableSchema`) into the file table of the version, but the sealed columns' rows into
+   * its sealed table (`SealedTable`). The rows are computed once: cached while both tables are written (the
+   * filters go to executors' block stores as they go to the build's shuffle), so statistics are counted once.
+   */
+  private def writeFileRows(rows: DataFrame, request: BuildRequest, mode: String, stored: Option[DataFrame]): Unit = {
+    import org.apache.spark.sql.functions.{col, lit}
+    val sealing = request.sealing.getOrElse(return IndexTables.writeFileTable(rows, request.dataPath, mode, stored))
+    val cached = rows.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK)
+    try {
+      // Each file keeps a plaintext row, so the table lists it: a listing row when all its columns are sealed.
+      val sealedOnly = request.columns.forall(request.sealedColumns)
+      val listing = cached.where(col("column") === request.columns.head).select(col("file_id"), col("file_path"),
+          col("file_size"), col("file_mtime"), lit(SealedTable.ListingColumn).as("column"), lit(0L).as("num_rows"),
+          lit(0L).as("num_nulls"), lit(0L).as("ndv"), lit(Sbbf.ofBytes(Sbbf.MinBytes).toBytes).as("filter"))
+      val plain = cached.where(!col("column").isin(request.sealedColumns.toSeq: _*))
+      IndexTables.writeFileTable(if (sealedOnly) listing else plain, request.dataPath, mode, stored)
+      SealedTable.write(cached, request.dataPath, sealing.masterKeys, sealing.options)
+    } finally cached.unpersist()
   }
 
   /**

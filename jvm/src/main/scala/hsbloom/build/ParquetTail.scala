@@ -15,7 +15,8 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  * positioned reads of the same stream, so a file is opened once for its footer
  * and its filters (docs/design/adoption.md#what-a-build-reads).
  */
-final class ParquetTail private (in: FSDataInputStream, val size: Long, val footer: Array[Byte]) extends Closeable {
+final class ParquetTail private (in: FSDataInputStream, val size: Long, val footer: Array[Byte],
+    val encryptedFooter: Boolean) extends Closeable {
   /** `length` bytes at `offset`, in one positioned read. */
   def read(offset: Long, length: Int): Array[Byte] = {
     if (offset < 0 || length < 0 || offset + length > size) {
@@ -43,9 +44,10 @@ object ParquetTail {
   /**
    * `path` opened, with its footer, when it is a Parquet file of `fileSize` bytes whose footer is plain (its
    * columns may still be encrypted: `EncryptedColumns`); else why not (`EncryptedFooter` for an encrypted one).
-   * The caller closes it.
+   * With `encrypted`, a file whose footer is encrypted is opened too (its footer bytes start with its plaintext
+   * crypto metadata: `EncryptionKeys`). The caller closes it.
    */
-  def open(path: Path, conf: Configuration, fileSize: Long): Either[String, ParquetTail] = {
+  def open(path: Path, conf: Configuration, fileSize: Long, encrypted: Boolean = false): Either[String, ParquetTail] = {
     val fs = path.getFileSystem(conf)
     if (fs.getFileStatus(path).getLen != fileSize) return Left("file size differs from the listing")
     if (fileSize < 12) return Left("not a Parquet file")
@@ -54,9 +56,10 @@ object ParquetTail {
       val tail = new Array[Byte](math.min(fileSize, TailBytes.toLong).toInt)
       in.readFully(fileSize - tail.length, tail)
       val magic = tail.takeRight(4)
-      if (!java.util.Arrays.equals(magic, Magic)) {
+      val isEncrypted = java.util.Arrays.equals(magic, EncryptedMagic)
+      if (!java.util.Arrays.equals(magic, Magic) && !(encrypted && isEncrypted)) {
         in.close()
-        return Left(if (java.util.Arrays.equals(magic, EncryptedMagic)) EncryptedFooter else "not a Parquet file")
+        return Left(if (isEncrypted) EncryptedFooter else "not a Parquet file")
       }
       val length = ByteBuffer.wrap(tail, tail.length - 8, 4).order(ByteOrder.LITTLE_ENDIAN).getInt
       if (length <= 0 || length > fileSize - 12) {
@@ -70,7 +73,7 @@ object ParquetTail {
         in.readFully(fileSize - 8 - length, bytes)
         bytes
       }
-      Right(new ParquetTail(in, fileSize, footer))
+      Right(new ParquetTail(in, fileSize, footer, isEncrypted))
     } catch {
       case e: Throwable => in.close(); throw e
     }

@@ -13,7 +13,7 @@ import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.slf4j.LoggerFactory
 
-import hsbloom.index.{FileKey, IndexData, Layout}
+import hsbloom.index.{FileKey, IndexData, Layout, SealedTable}
 import hsbloom.log.IndexLog
 import hsbloom.sbbf.ParquetHash
 import hsbloom.shim.FileSources
@@ -59,7 +59,7 @@ object IndexCatalog {
   }
 
   /** The data of an index version (directories are written once, so this never names two contents). */
-  final case class DataKey(dataPaths: Seq[String], droppedFileIds: Set[Long])
+  final case class DataKey(dataPaths: Seq[String], droppedFileIds: Set[Long], crypto: String = "")
 
   private final case class Listing(at: Long, indexes: Seq[ActiveIndex])
   private val listings = new java.util.concurrent.ConcurrentHashMap[String, Listing]()
@@ -209,16 +209,18 @@ object IndexCatalog {
    */
   def indexData(spark: SparkSession, index: ActiveIndex): IndexData = {
     ensureCaches(spark)
-    Option(failures.getIfPresent(index.dataKey)).foreach { reason =>
+    // Decrypted filters (`SealedTable`) serve only sessions with the same crypto settings.
+    val hadoopConf = spark.sessionState.newHadoopConf()
+    val dataKey = index.dataKey.copy(crypto = SealedTable.cryptoSettings(hadoopConf))
+    Option(failures.getIfPresent(dataKey)).foreach { reason =>
       throw new IllegalStateException(s"index ${index.entry.describe} failed to load recently: $reason")
     }
     try {
-      dataCache.get(index.dataKey, new Callable[IndexData] {
+      dataCache.get(dataKey, new Callable[IndexData] {
         override def call(): IndexData = {
           val started = System.nanoTime()
           val blockBytes = HsbloomConf.CacheBlockBytes.get(spark)
-          val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, spark.sessionState.newHadoopConf(),
-            blockBytes)
+          val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, hadoopConf, blockBytes)
           log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
             f"${(System.nanoTime() - started) / 1e6}%.1f ms")
           if (data.corruptFilters > 0) {
@@ -232,7 +234,7 @@ object IndexCatalog {
       case NonFatal(e) =>
         val cause = Option(e.getCause).filter(_ => e.isInstanceOf[java.util.concurrent.ExecutionException] ||
           e.isInstanceOf[com.google.common.util.concurrent.UncheckedExecutionException]).getOrElse(e)
-        failures.put(index.dataKey, cause.toString)
+        failures.put(dataKey, cause.toString)
         throw cause
     }
   }

@@ -75,6 +75,16 @@ object HsbloomConf {
       "source gives it the source directory's (mode bits, group, ACL entries, narrowed by the directories above " +
       "it), inherit leaves it to the file system (umask, parent's ACL).")
 
+  /** `IndexEncryption`'s values: encrypted columns refused, or indexed encrypted with their keys. */
+  val EncryptionOff = "off"
+  val EncryptionColumns = "columns"
+
+  val IndexEncryption: Setting[String] = choice("spark.hsbloom.index.encryption", Seq(EncryptionOff, EncryptionColumns),
+    "Whether create and refresh may index a column encrypted with Parquet modular encryption: off refuses it; " +
+      "columns reads the master keys of its files (PropertiesDrivenCryptoFactory only), refuses files that " +
+      "disagree, and stores the encrypted columns' filters and counts sealed under the same keys (file " +
+      "granularity without a global filter only); queries read them with the session's keys.")
+
   val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L,
     "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again (in the " +
       "background: queries keep the list meanwhile; 0 reads them at every query); changes made by another " +
@@ -135,7 +145,8 @@ object HsbloomConf {
     "Executor memory for the global filters joins have loaded, least recently used first out.")
 
   /** Every setting, in the order docs/configuration.md lists them. */
-  val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, IndexPermissions, CatalogRefreshIntervalMs, CacheMaxBytes, CacheBlockBytes,
+  val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, IndexPermissions, IndexEncryption, CatalogRefreshIntervalMs,
+    CacheMaxBytes, CacheBlockBytes,
     ZonesEnabled, BuildAdoptNativeFilters, BuildAdoptRowGroupSizedFilters, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
 
   /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for the page's test. */

@@ -198,9 +198,23 @@ object FilterBlocks {
       (stripe == null) || Block.contains(stripe, group.inStripe(b, member.position), h)
     }
 
+    // Groups of one whose bitset is in memory (`SealedTable`), by group id: never read, never evicted.
+    private val pinned = new java.util.concurrent.ConcurrentHashMap[Integer, Array[Byte]]()
+
+    /** Serves `group` (a group of one filter) from `bitset` in memory. */
+    def pin(group: Group, bitset: Array[Byte]): Unit = {
+      require(group.count == 1 && bitset.length == group.bitsetBytes, "a pinned group is one whole bitset")
+      pinned.put(group.id, bitset)
+    }
+
     /** The stripe holding block row `b` of `group` (every member's block `b`), read once; null when damaged. */
     def stripeOf(group: Group, b: Int): Array[Byte] = {
       val s = group.stripeOf(b)
+      val bitset = pinned.get(group.id)
+      if (bitset != null) {
+        val from = s * group.rowsPerStripe * 32
+        return java.util.Arrays.copyOfRange(bitset, from, from + group.stripeDataBytes(s))
+      }
       val stripe = cache.get((group.id.toLong << 32) | s, () => read(group, s))
       if (stripe eq Damaged) null else stripe
     }

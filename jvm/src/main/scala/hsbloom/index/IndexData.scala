@@ -29,7 +29,9 @@ final class IndexData private[index] (
     val reader: FilterBlocks.Reader,
     zonesBySlot: Array[ZoneTable.FileZones],
     val bytes: Long,
-    val corruptFilters: Int) {
+    val corruptFilters: Int,
+    /** Why this session could not decrypt the version's encrypted columns' filters (`SealedTable`); None: it did. */
+    val sealedProblem: Option[String] = None) {
 
   def numFiles: Int = sizes.length
 

@@ -92,6 +92,8 @@ object IndexDataLoad {
         rows.addTo(slots, part)
       }
     } finally reads.foreach(_.cancel(false))
+    // Encrypted columns: their rows are in the sealed table, read with this session's keys or not at all.
+    slots.sealedProblem = SealedTable.load(dataPaths, droppedFileIds, conf, slots)
     // Zones are optional: when they cannot be read, files are read whole (file-level pruning still applies).
     val zones = try ZoneTable.load(dataPaths, droppedFileIds, conf, slots.reader, slots.group, slots.fileRows) catch {
       case NonFatal(e) =>

@@ -35,6 +35,11 @@ object IndexVerify {
       val groups = mutable.LinkedHashMap[(String, Long), GroupRows]()
       verifyFileTable(dataPath, conf, dropped, held, groups, problem)
       verifyBlocks(dataPath, conf, groups, problem)
+      SealedTable.held(dataPath, conf) match {
+        case Right(rows) => held ++= rows.filterNot(r => dropped.contains(r._1))
+        case Left(why) => problem(dataPath, new Path(SealedTable.path(dataPath)), "the sealed table (the encrypted " +
+          s"columns' filters) cannot be read with this session's keys ($why)")
+      }
       if (globalFilter) columns.foreach { c =>
         try IndexTables.readGlobalFilter(dataPath, c, conf) catch {
           case NonFatal(e) => problem(dataPath, new Path(IndexTables.globalPath(dataPath)), e.getMessage)
@@ -43,7 +48,7 @@ object IndexVerify {
     }
     // The tables are the listing (`SourceListing`): every file they hold needs an intact row per column, and
     // their number must be the log's.
-    val ids = held.map(_._1).toSeq.sorted
+    val ids = held.map(_._1).toSeq.distinct.sorted
     val missing = for (id <- ids; c <- columns if !held.contains((id, c))) yield s"$id/$c"
     val table = new Path(IndexTables.filesPath(dataPaths.last))
     if (missing.nonEmpty) {

@@ -34,6 +34,8 @@ object Layout {
   val FilesTable = "files"
   val GlobalTable = "global"
   val BlocksDir = "blocks"
+  /** Encrypted columns' rows, filters inline, under their columns' keys (`SealedTable`). */
+  val SealedTable = "sealed"
   /** Optional since data layout 3: written only for `granularity="row_group"`; a reader that lacks it reads files whole. */
   val ZonesTable = "zones"
   /**

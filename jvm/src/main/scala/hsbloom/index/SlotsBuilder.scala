@@ -23,6 +23,9 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
   private var keyChars = 0L
   private val groups = mutable.LinkedHashMap[(Path, Long), FilterBlocks.Group]()
   private var corrupt = 0
+  /** Why the sealed rows could not be read (`SealedTable.load`); None when they were, or there are none. */
+  var sealedProblem: Option[String] = None
+  private var sealedBytes = 0L // the pinned bitsets, counted in the version's bytes (the cache's weight)
 
   /** One column's arrays over the slots, written at the row's slot (a later row of a slot replaces it). */
   private final class ColumnRows(capacity: Int) {
@@ -98,6 +101,21 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
     add(slotOfKeyed(key, size, mtime), column, numRows, numNulls, g, blocksPosition)
   }
 
+  /**
+   * One row of the sealed table (`SealedTable`): its filter's bitset, decrypted, pinned in the reader as a group
+   * of one (None: the filter did not parse, and the file is always read).
+   */
+  def addSealed(path: String, size: Long, mtime: Long, column: String, numRows: Long, numNulls: Long,
+      bitset: Option[Array[Byte]]): Unit = {
+    val g = bitset.fold { corrupt += 1; -1 } { bits =>
+      val group = this.group(new Path(s"/${SealedTable.Dir}/${groups.size}"), 0L, 1, bits.length)
+      reader.pin(group, bits)
+      sealedBytes += bits.length
+      group.id
+    }
+    add(slot(path, size, mtime), column, numRows, numNulls, g, 0)
+  }
+
   /** A path's key (`FileKey.listed`), taken once for the rows that follow each other and share its string. */
   private def keyOf(path: String): String = {
     if (!(path eq lastPath)) { lastPath = path; lastPathKey = FileKey.listed(path) }
@@ -153,7 +171,7 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
     }
     // Strings (2 bytes a char) and map entries, fingerprints, and per column 33 bytes a slot.
     val bytes = keyChars * 2 + numSlots * (96L + 16) + dense.size * numSlots * 33L +
-      zones.values.map(_.zones.size * 240L).sum
-    new IndexData(dataPaths, slotsByKey, sz, mt, dense, reader, zonesBySlot, bytes, corrupt)
+      zones.values.map(_.zones.size * 240L).sum + sealedBytes
+    new IndexData(dataPaths, slotsByKey, sz, mt, dense, reader, zonesBySlot, bytes, corrupt, sealedProblem)
   }
 }

@@ -25,7 +25,16 @@ final case class IndexSource(
     /** The schema given to the reader, as JSON, which a refresh must read with too. */
     userSchema: Option[String],
     /** The files an entry of data layout 3 or older listed (with their ids); empty since layout 4. */
-    legacyFiles: Seq[HeldFile] = Nil) {
+    legacyFiles: Seq[HeldFile] = Nil,
+    /**
+     * The source's files have encrypted footers, which hide its schema from readers without keys: `schema` keeps
+     * only the indexed columns (`hidingSchema`; docs/design/encryption.md#the-log-of-an-encrypted-footer-source).
+     */
+    schemaHidden: Boolean = false) {
+
+  /** This source as the log of an index over encrypted footers records it: of the schema, `indexed` only. */
+  def hidingSchema(indexed: Seq[String]): IndexSource =
+    copy(schema = schema.filter { case (name, _) => indexed.contains(name) }, schemaHidden = true)
 
   def schemaOf(column: String): Option[String] = schema.collectFirst { case (`column`, t) => t }
 

@@ -65,6 +65,7 @@ object LogJson {
     s.table.fold(o.putNull("table"))(t => o.put("table", t))
     s.deltaVersion.fold(o.putNull("delta_version"))(v => o.put("delta_version", v))
     putMap(o.putObject("schema"), s.schema)
+    if (s.schemaHidden) o.put("schema_hidden", true) // left out otherwise, so older hsbloom reads the entry
     val parts = o.putArray("partition_columns"); s.partitionColumns.foreach(parts.add)
     putMap(o.putObject("read_facts"), s.readFacts.toSeq.sorted)
     s.userSchema.fold(o.putNull("user_schema"))(u => o.put("user_schema", u))
@@ -176,6 +177,7 @@ object LogJson {
       partitionColumns = s.texts("partition_columns"),
       readFacts = s.textMap("read_facts").toMap,
       userSchema = s.optionalText("user_schema"),
+      schemaHidden = s.optional("schema_hidden").exists(Fields.boolean(_, "source.schema_hidden")),
       legacyFiles = s.objs("files").map(f =>
         HeldFile(f.long("id", Layout.MaxFileId), f.text("path"), f.long("size"), f.long("mtime"))))
   }

@@ -3,7 +3,7 @@ package hsbloom.operations
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.BFIndexConfig
-import hsbloom.build.{BuildInput, BuildRequest, IndexBuild, JobDescription, ListedFile}
+import hsbloom.build.{BuildInput, EncryptedColumns, BuildRequest, IndexBuild, JobDescription, ListedFile}
 import hsbloom.log.Summary
 
 /**
@@ -38,7 +38,8 @@ object BuildData {
       globalFilterBlocks = globalFilterBlocks,
       globalHeldHashes = tuning.globalHeldHashes,
       granularity = config.granularity,
-      sharedFppGiven = Some(config.sharedFpp))
+      sharedFppGiven = Some(config.sharedFpp),
+      sealing = EncryptedColumns.sealing(df, config.indexedColumns, files))
     val scan = BuildInput.of(df, Some(files.map(_.path)))
     val built = JobDescription.around(df.sparkSession.sparkContext, description)(IndexBuild.build(scan, request))
     Summary.of(built, fileFpp, config.sharedFpp)

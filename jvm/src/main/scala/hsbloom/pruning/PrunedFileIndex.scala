@@ -89,7 +89,13 @@ final class PrunedFileIndex(
         dir.copy(files = files.result())
       }.filter(_.files.nonEmpty)
       val after = kept.map(_.files.size).sum
-      val how = if (allAtOnce) "all indexed files at once" else "file by file: few of the indexed files listed"
+      val undecrypted = relevant.flatMap { c =>
+        val d = data(versions.indexOf(c.index))
+        d.sealedProblem.filterNot(_ => d.columns.contains(c.indexColumn)).map(why => s"; column " +
+          s"'${c.attribute.name}' is encrypted and this session cannot decrypt its filters: all files kept ($why)")
+      }.distinct
+      val how = (if (allAtOnce) "all indexed files at once" else "file by file: few of the indexed files listed") +
+        undecrypted.mkString
       val report = Report(before, after, versions.map(_.entry.describe).sorted, s"$predicate; $how",
         Some((System.nanoTime() - started) / 1000000.0),
         if (zonesOn) Some(RowGroups(groupsBefore, groupsAfter)) else None)

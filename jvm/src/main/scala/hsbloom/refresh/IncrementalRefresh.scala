@@ -4,7 +4,7 @@ import org.apache.spark.sql.DataFrame
 
 import hsbloom.{HsbloomException, RefreshResult}
 import hsbloom.build.ListedFile
-import hsbloom.index.Layout
+import hsbloom.index.{Layout, SealedTable}
 import hsbloom.log.{AdoptionSummary, ColumnSummary, HeldFile, IndexSource, LogEntry, PendingChanges, State, Summary}
 import hsbloom.operations.{BuildData, DataVersions, IndexContext, JobGroup, Operation}
 import hsbloom.refresh.RefreshData.FileSums
@@ -59,7 +59,9 @@ object IncrementalRefresh {
     val appended = changes.appended.sortBy(_.path).zipWithIndex.map { case (f, i) => HeldFile(firstId + i, f.path, f.size, f.mtime) }
     val numFiles = changes.kept.size + appended.size
     val dropped = (base.droppedFileIds.toSet ++ changes.deleted.map(_.id)).toSeq.sorted
-    val source = changes.current
+    // An index over encrypted footers keeps hiding the schema (appended files are checked to agree on the keys).
+    val current = changes.current
+    val source = if (base.source.get.schemaHidden) current.hidingSchema(base.config.get.indexedColumns) else current
     val numParts = base.parts.size + (if (appended.nonEmpty) 1 else 0)
     if (numParts > maxDataParts || dropped.size > numFiles) return compact(ctx, base, df, changes, appended, source)
     if (appended.isEmpty) { // only deletes: the version reads the same directories, with more ids dropped
@@ -144,8 +146,8 @@ object IncrementalRefresh {
       }
     }
     val none = FileSums(0, 0, 0, 0, 0)
-    columns.map { c =>
-      val old = base.summary.get.column(c).get
+    // A sealed column (docs/design/encryption.md) has no counts in the summary, and gets none.
+    columns.flatMap(c => base.summary.get.column(c).map(c -> _)).map { case (c, old) =>
       val add = built.flatMap(_.column(c)).map(s => FileSums(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, 0)).getOrElse(none)
       val gone = removed.getOrElse(c, none)
       c -> FileSums(old.numRows + add.numRows - gone.numRows, old.numNulls + add.numNulls - gone.numNulls,
@@ -160,6 +162,11 @@ object IncrementalRefresh {
   private def compact(ctx: IndexContext, base: LogEntry, df: DataFrame, changes: SourceChanges,
       appended: Seq[HeldFile], source: IndexSource): RefreshResult = {
     val config = base.config.get
+    if (base.parts.exists(v => ctx.fs.exists(new org.apache.hadoop.fs.Path(SealedTable.path(ctx.dataPath(v).toString))))) {
+      throw HsbloomException.indexState(s"cannot refresh index '${ctx.name}' incrementally: its data directories " +
+        "need compacting, which this hsbloom does not do for an index of encrypted columns yet (their rows are " +
+        "sealed: docs/design/encryption.md); refresh it in full mode")
+    }
     val numFiles = changes.kept.size + appended.size
     writeDirectory(ctx, base, changes, appended, source, None) { (version, description) =>
       val dataPath = ctx.dataPath(version).toString
@@ -182,9 +189,8 @@ object IncrementalRefresh {
       numFiles: Long, numDeleted: Long, indexBytes: Long): Summary = {
     val config = base.config.get
     val old = base.summary.get
-    val columns = config.indexedColumns.map { c =>
-      val now = stats.getOrElse(c, FileSums(0, 0, 0, 0, 0))
-      val before = old.column(c).get
+    val columns = config.indexedColumns.flatMap(c => old.column(c).map(c -> _)).map { case (c, before) =>
+      val now = stats.getOrElse(c, FileSums(0, 0, 0, 0, 0)) // a sealed column has no summary, and gets none
       val ndv = if (config.globalFilter) {
         math.min(before.ndv + appended.flatMap(_.column(c)).map(_.ndv).getOrElse(0L), now.numRows - now.numNulls)
       } else now.ndvSum
@@ -194,7 +200,7 @@ object IncrementalRefresh {
     val fileFpp = appended.flatMap(_.fileFpp).fold(baseFileFpp)(math.max(baseFileFpp, _))
     Summary(
       numFiles = numFiles,
-      numRows = columns.head._2.numRows,
+      numRows = columns.headOption.fold(0L)(_._2.numRows),
       indexBytes = indexBytes,
       fileFpp = Some(fileFpp),
       sharedFpp = Some(sharedFpp),

@@ -42,7 +42,8 @@ object RefreshIndex {
       val df = SourceChanges.currentDataFrame(spark, source)
       val changes = SourceChanges.compare(spark, base, held(ctx, base, mode), df)
       if (mode != RefreshResult.Full) { // these keep the files the index holds; a full refresh checks every file
-        CreateIndex.refuseEncrypted(df, config.indexedColumns, appendedAsListed(changes), s"refresh index '$name'")
+        CreateIndex.refuseEncrypted(df, config.indexedColumns, appendedAsListed(changes), s"refresh index '$name'",
+          config)
       }
       (df, changes)
     }
@@ -119,12 +120,13 @@ object RefreshIndex {
       case None => Sources.describe(df, config.indexedColumns)
     }
     val checking = s"hsbloom: checking the source of index '${ctx.name}' for encrypted columns"
-    JobGroup.around(ctx.spark, JobGroup.id("refresh", ctx.name), checking, cancelOnFailure = false) {
-      CreateIndex.refuseEncrypted(df, config.indexedColumns, described.files, s"refresh index '${ctx.name}'")
+    val footersHidden = JobGroup.around(ctx.spark, JobGroup.id("refresh", ctx.name), checking, cancelOnFailure = false) {
+      CreateIndex.refuseEncrypted(df, config.indexedColumns, described.files, s"refresh index '${ctx.name}'", config)
     }
+    val source = if (footersHidden) described.source.hidingSchema(config.indexedColumns) else described.source
     val version = DataVersions.next(ctx)
     val op = new Operation(ctx, Some(base), "refresh")
-    val begin = op.begins(State.Refreshing)(_.copy(source = Some(described.source), dataVersion = Some(version),
+    val begin = op.begins(State.Refreshing)(_.copy(source = Some(source), dataVersion = Some(version),
       dataPath = Some(ctx.dataPath(version).toString), dataParts = None, droppedFileIds = Nil,
       dataLayout = Some(Layout.DataLayout), pending = None))
     CreateIndex.wholeBuild(op, begin, df, described.files, "so the previous version stays in use")

@@ -37,10 +37,11 @@ class EncryptedColumnsSuite extends AnyFunSuite {
   private val types: Seq[DataType] = Seq(LongType, StringType)
 
   /** A file of 100 people with native Bloom filters on both columns; `encryption`: ssn under k1, the footer under k2. */
-  private def people(encryption: Option[String]): ListedFile = {
+  private def people(encryption: Option[String], ssnKey: String = "k1", internalKeys: Boolean = true): ListedFile = {
     val conf = new Configuration(keyed)
+    conf.setBoolean("parquet.encryption.key.material.store.internally", internalKeys)
     encryption.foreach { footer =>
-      conf.set("parquet.encryption.column.keys", "k1:ssn")
+      conf.set("parquet.encryption.column.keys", s"$ssnKey:ssn")
       conf.set("parquet.encryption.footer.key", "k2")
       conf.set("parquet.encryption.plaintext.footer", (footer == "plaintext").toString)
     }
@@ -95,5 +96,63 @@ class EncryptedColumnsSuite extends AnyFunSuite {
       assert(refused.contains("parquet.encryption.plaintext.footer=true"))
       assert(adopted(encryptedFooter, column) == Left(ParquetTail.EncryptedFooter))
     }
+  }
+
+  /** The keys `file`'s footer names (`EncryptionKeys`), read with the keys of the session. */
+  private def keysOf(file: ListedFile): Either[String, EncryptionKeys.FileKeys] = {
+    val path = new Path(file.path)
+    val tail = ParquetTail.open(path, keyed, file.size, encrypted = true).toOption.get
+    try EncryptionKeys.ofFooter(tail.footer, tail.encryptedFooter, path, keyed) finally tail.close()
+  }
+
+  test("index encryption reads each encrypted column's master key and the footer's, in both footer modes") {
+    assert(keysOf(plain) == Right(EncryptionKeys.FileKeys(footerEncrypted = false, None, Map.empty)))
+    for ((file, encrypted) <- Seq(plaintextFooter -> false, encryptedFooter -> true)) {
+      assert(keysOf(file) == Right(EncryptionKeys.FileKeys(encrypted, Some("k2"), Map(Seq("ssn") -> "k1"))))
+    }
+    // No crypto factory. (A factory without a KMS client's settings is no test in this JVM: parquet-java caches
+    // the KMS client and the keys it unwrapped, by access token, for parquet.encryption.cache.lifetime.seconds.)
+    val noKeys = new Configuration()
+    val path = new Path(encryptedFooter.path)
+    val tail = ParquetTail.open(path, noKeys, encryptedFooter.size, encrypted = true).toOption.get
+    val withoutKeys = try EncryptionKeys.ofFooter(tail.footer, encrypted = true, path, noKeys) finally tail.close()
+    assert(withoutKeys.left.exists(_.startsWith("its footer cannot be read")), withoutKeys)
+  }
+
+  test("the key material: PropertiesDrivenCryptoFactory's, stored in the file, naming its master key") {
+    def id(json: String) = EncryptionKeys.masterKeyId(json.getBytes("UTF-8"))
+    assert(id("""{"keyMaterialType":"PKMT1","internalStorage":true,"masterKeyID":"k1","isFooterKey":false}""") == Right("k1"))
+    assert(id("""{"keyMaterialType":"PKMT1","internalStorage":false,"keyReference":"r"}""").left.exists(
+      _.contains("stored outside the file")))
+    for (other <- Seq("k1", "", "[]", """{"keyMaterialType":"PKMT2","internalStorage":true,"masterKeyID":"k1"}""",
+        """{"keyMaterialType":"PKMT1","internalStorage":"true","masterKeyID":"k1"}""")) {
+      assert(id(other).left.exists(_.contains("not the key material")), other)
+    }
+    assert(id("""{"keyMaterialType":"PKMT1","internalStorage":true}""") == Left("its key material names no master key"))
+    val other = new Configuration()
+    other.set(EncryptedColumns.CryptoFactory, "org.apache.parquet.crypto.SomeOtherFactory")
+    assert(EncryptionKeys.checkFactory(other).left.exists(_.contains("is not parquet-java's PropertiesDrivenCryptoFactory")))
+    assert(EncryptionKeys.checkFactory(keyed) == Right(()))
+  }
+
+  test("files must agree on each indexed column's key and on the footer key") {
+    import EncryptionKeys.{FileKeys, IndexKeys, agree}
+    val a = "a" -> FileKeys(footerEncrypted = false, Some("f"), Map(Seq("ssn") -> "k1"))
+    val plainFile = "p" -> FileKeys(footerEncrypted = false, None, Map.empty)
+    assert(agree(Seq("SSN" -> Some("ssn"), "id" -> Some("id")), Seq(a, plainFile)) ==
+      Right(IndexKeys(Map("SSN" -> "k1"), Some("f"), footerEncrypted = false)))
+    val b = "b" -> FileKeys(footerEncrypted = true, Some("f"), Map(Seq("ssn") -> "k3"))
+    assert(agree(Seq("ssn" -> Some("ssn")), Seq(a, b)) ==
+      Left("column 'ssn' is encrypted with different keys: k1 (in a) and k3 (in b)"))
+    assert(agree(Seq("id" -> Some("id")), Seq(a, b)) == Right(IndexKeys(Map.empty, Some("f"), footerEncrypted = true)))
+    val c = "c" -> FileKeys(footerEncrypted = false, Some("g"), Map.empty)
+    assert(agree(Seq("id" -> Some("id")), Seq(a, c)).left.exists(_.startsWith("the files' footers are encrypted with different keys")))
+    assert(agree(Seq("id" -> None), Seq(a)).left.exists(_.contains("its name in the files is unknown")))
+    // Key material in files beside the Parquet file (parquet-java's HadoopFSKeyMaterialStore): refused.
+    assert(keysOf(people(Some("plaintext"), internalKeys = false)).left.exists(_.contains("stored outside the file")))
+    // Real files: ssn under k1 in one, under k2 in another.
+    val other = people(Some("plaintext"), ssnKey = "k2")
+    val keys = Seq(plaintextFooter, other).map(f => f.path -> keysOf(f).toOption.get)
+    assert(agree(Seq("ssn" -> Some("ssn")), keys).left.exists(_.startsWith("column 'ssn' is encrypted with different keys")))
   }
 }

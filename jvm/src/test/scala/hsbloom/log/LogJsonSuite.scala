@@ -53,6 +53,16 @@ class LogJsonSuite extends AnyFunSuite {
     assert(!LogJson.write(parsed).contains("\"files\""))
   }
 
+  test("a source over encrypted footers records only the indexed columns of its schema, and says so") {
+    val hidden = entry().copy(source = Some(source.hidingSchema(Seq("user_id"))))
+    assert(LogJson.parse(LogJson.write(hidden)) == hidden)
+    assert(json(hidden).get("source").get("schema").toString == """{"user_id":"bigint"}""")
+    assert(json(hidden).get("source").get("schema_hidden").asBoolean)
+    assert(!json(entry()).get("source").has("schema_hidden")) // written only when true: older readers read the rest
+    val wrong = json(hidden); wrong.get("source").asInstanceOf[ObjectNode].put("schema_hidden", "yes")
+    assert(intercept[IllegalArgumentException](LogJson.parse(wrong.toString)).getMessage.contains("schema_hidden"))
+  }
+
   test("a version of several data directories, and an older entry without them, read their directories") {
     val e = entry(state = State.Active).copy(dataParts = Some(Seq(1L, 3L)), droppedFileIds = Seq(4L, 0L), dataLayout = Some(2))
     assert(LogJson.parse(LogJson.write(e)) == e && e.parts == Seq(1L, 3L))

@@ -1,0 +1,134 @@
+package hsbloom.index
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.parquet.hadoop.ParquetReader
+import org.apache.parquet.hadoop.example.GroupReadSupport
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.functions.col
+
+import hsbloom.sbbf.{Sbbf, SbbfFormatException}
+
+/**
+ * The encrypted rows of a version (docs/design/encryption.md): per file and encrypted indexed column, the row
+ * of `IndexTables.FileTableSchema` with its whole filter inline, in `<data>/sealed/`, written with Parquet
+ * modular encryption through the source's crypto factory, every column under the indexed column's master key
+ * (one write per key), so that reading any of it takes the KMS rights reading that column takes. No hsbloom
+ * checksums: AES-GCM authenticates every encrypted page and footer, and every column is encrypted. Planning
+ * reads the table whole into memory (`load`); an encrypted page is one ciphertext, so blocks cannot be addressed.
+ */
+object SealedTable {
+  val Dir: String = Layout.SealedTable
+
+  /**
+   * The `column` of the plaintext file table's listing rows: one per file whose indexed columns are all sealed,
+   * with no counts and an empty filter, so that the plaintext table still lists every file the version holds
+   * (`SourceListing`, `IndexVerify`). No indexed column has this name.
+   */
+  val ListingColumn = ""
+
+  def path(dataPath: String): String = new Path(dataPath, Dir).toString
+
+  /**
+   * The Parquet write options that seal each master key's rows: column keys over every field, the footer under
+   * `footerKey` (encrypted when `footerEncrypted`, else plaintext and signed), besides `readOptions` (the
+   * source read's `parquet.*` options: its crypto factory and KMS settings).
+   */
+  def writeOptions(masterKey: String, footerKey: String, footerEncrypted: Boolean,
+      readOptions: Map[String, String]): Map[String, String] =
+    readOptions ++ Map(
+      "parquet.encryption.column.keys" -> s"$masterKey:${IndexTables.FileTableSchema.fieldNames.mkString(",")}",
+      "parquet.encryption.footer.key" -> footerKey,
+      "parquet.encryption.plaintext.footer" -> (!footerEncrypted).toString)
+
+  /**
+   * Writes `rows` (of `FileTableSchema`) whose column is a key of `masterKeys` (column -> master key) into the
+   * sealed table of the version at `dataPath`, one write per master key. `options(masterKey)`: `writeOptions`.
+   */
+  def write(rows: DataFrame, dataPath: String, masterKeys: Map[String, String],
+      options: String => Map[String, String]): Unit =
+    masterKeys.groupBy(_._2).toSeq.sortBy(_._1).foreach { case (key, columns) =>
+      rows.where(col("column").isin(columns.keys.toSeq: _*))
+        .select(IndexTables.FileTableSchema.fieldNames.map(col).toIndexedSeq: _*)
+        .write.mode("append").options(options(key))
+        .option("compression", "uncompressed").option("parquet.enable.dictionary", "false").parquet(path(dataPath))
+    }
+
+  /**
+   * A digest of `conf`'s Parquet encryption settings: loaded versions are cached per digest, so filters one
+   * session decrypted never serve a session with other settings (one without the crypto factory, say).
+   */
+  def cryptoSettings(conf: Configuration): String = {
+    val digest = java.security.MessageDigest.getInstance("SHA-256")
+    conf.iterator().asScala.map(e => e.getKey -> e.getValue)
+      .filter { case (k, _) => k.startsWith("parquet.crypto.") || k.startsWith("parquet.encryption.") }
+      .toSeq.sorted.foreach { case (k, v) => digest.update(s"$k=$v\u0000".getBytes("UTF-8")) }
+    java.util.HexFormat.of().formatHex(digest.digest())
+  }
+
+  /**
+   * Adds the sealed rows of `dataPaths` (but `droppedFileIds`) to `slots`, each filter pinned in memory; the
+   * columns whose rows could not be read (no keys, a KMS that refuses, a file that fails to decrypt), with why.
+   */
+  def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, slots: SlotsBuilder): Option[String] = {
+    val problems = for {
+      dataPath <- dataPaths
+      dir = new Path(path(dataPath))
+      fs = dir.getFileSystem(conf)
+      if fs.exists(dir)
+      part <- fs.listStatus(dir).toSeq.map(_.getPath).filter(p => !p.getName.startsWith("_") && !p.getName.startsWith("."))
+        .sortBy(_.getName)
+      problem <- loadPart(part, droppedFileIds, conf, slots)
+    } yield problem
+    problems.headOption
+  }
+
+  /** The (file id, column) pairs the sealed table of `dataPath` holds (none: no table); Left why it cannot be read. */
+  def held(dataPath: String, conf: Configuration): Either[String, Seq[(Long, String)]] = {
+    val dir = new Path(path(dataPath))
+    val fs = dir.getFileSystem(conf)
+    if (!fs.exists(dir)) return Right(Nil)
+    val parts = fs.listStatus(dir).toSeq.map(_.getPath).filter(p => !p.getName.startsWith("_") && !p.getName.startsWith("."))
+    parts.foldLeft[Either[String, Seq[(Long, String)]]](Right(Nil)) { (done, part) =>
+      done.flatMap(d => readRows(part, conf).map(rows => d ++ rows.map(r => r.getLong("file_id", 0) -> r.getString("column", 0))))
+    }
+  }
+
+  /** Every row of `part`, read whole with `conf`'s keys; Left why it cannot be (first line of the error). */
+  private def readRows(part: Path, conf: Configuration): Either[String, Seq[org.apache.parquet.example.data.Group]] = {
+    val rows = scala.collection.mutable.ArrayBuffer[org.apache.parquet.example.data.Group]()
+    try {
+      val reader = ParquetReader.builder(new GroupReadSupport(), part).withConf(conf).build()
+      try {
+        var row = reader.read()
+        while (row != null) { rows += row; row = reader.read() }
+      } finally reader.close()
+      Right(rows.toSeq)
+    } catch {
+      case NonFatal(e) => Left(Option(e.getMessage).getOrElse(e.getClass.getSimpleName).linesIterator.nextOption()
+        .getOrElse(e.getClass.getSimpleName))
+    }
+  }
+
+  private def loadPart(part: Path, droppedFileIds: Set[Long], conf: Configuration, slots: SlotsBuilder): Option[String] = {
+    // Read whole before any row is added: a part is added completely or not at all.
+    val rows = readRows(part, conf).fold(why => return Some(why), identity)
+    rows.foreach { r =>
+      if (!droppedFileIds.contains(r.getLong("file_id", 0))) {
+        val filter = r.getBinary("filter", 0).getBytes
+        val bitset = try {
+          val header = Sbbf.parseHeader(filter)
+          val fits = header.numBytes > 0 && header.numBytes % 32 == 0 &&
+            header.headerLength.toLong + header.numBytes <= filter.length
+          if (!fits) None else Some(java.util.Arrays.copyOfRange(filter, header.headerLength, header.headerLength + header.numBytes))
+        } catch { case _: SbbfFormatException | _: IndexOutOfBoundsException => None }
+        slots.addSealed(r.getString("file_path", 0), r.getLong("file_size", 0), r.getLong("file_mtime", 0),
+          r.getString("column", 0), r.getLong("num_rows", 0), r.getLong("num_nulls", 0), bitset)
+      }
+    }
+    None
+  }
+}
