@@ -6,8 +6,8 @@ indexed on its keys. The query joins customer to orders to line items, with
 orders filtered by date, as shuffle joins (broadcast off):
 
 - file pruning of `o_custkey` from customer's keys: customer filters no rows,
-  so its keys are all of `c_custkey`, which the index counts (2,000), at
-  least the distinct `o_custkey` values, so every orders file may hold one;
+  so its keys are all of `c_custkey`, which the index counts (2,000), far more
+  than the few keys that would keep under half of the orders files;
 - line items' global filter probed by `o_orderkey` after the join with
   customer: the join keeps at most the 4,000 order keys the index counts, all
   in the line items' filter.
@@ -72,12 +72,11 @@ def test_q5_shape_skips_what_cannot_pay_and_says_why(spark, q5_shape):
     lines = considered(spark)
     pruning = [line for line in lines if "file pruning of o_custkey" in line]
     assert len(pruning) == 1 and ": skipped: " in pruning[0], lines
-    counted = re.search(r"the build side filters no rows: its key has (\d+) distinct values \(its index\), "
-                        r"at least the probe column's (\d+), so every file may hold one", pruning[0])
+    counted = re.search(r"at most (\d+) build key\(s\) are worth it, and the build side filters no rows: "
+                        r"its key has (\d+) distinct values \(its index\)", pruning[0])
     assert counted, pruning
-    keys, probed = int(counted.group(1)), int(counted.group(2))
-    # The index's ndv is an estimate; 4,000 orders of 2,000 customers at random name about 1,730 of them.
-    assert abs(keys - CUSTOMERS) < CUSTOMERS * 0.05 and probed < keys, pruning
+    worth, keys = int(counted.group(1)), int(counted.group(2))
+    assert 1 <= worth < 10 and abs(keys - CUSTOMERS) < CUSTOMERS * 0.05, pruning  # the index's ndv is an estimate
     probe = [line for line in lines if "global filter of q5_lineitem.l_orderkey on orders.o_orderkey" in line]
     assert len(probe) == 1, lines
     assert ": skipped: " in probe[0] and "probed (read through a join): all may pass" in probe[0], probe

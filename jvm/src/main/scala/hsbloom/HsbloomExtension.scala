@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSessionExtensions
 
 import hsbloom.dml.MergeTargetRule
 import hsbloom.functions.SqlFunctions
-import hsbloom.join.JoinFilterRule
+import hsbloom.join.{BroadcastKeysRule, JoinFilterRule}
 import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, ScanMetricsRule}
 import hsbloom.sql.HsbloomSqlParser
 
@@ -24,6 +24,7 @@ class HsbloomExtension extends (SparkSessionExtensions => Unit) {
     extensions.injectPreCBORule(session => new JoinFilterRule(session))
     extensions.injectPreCBORule(session => new MergeTargetRule(session))
     extensions.injectColumnar(session => DeltaScanPruningRule.asColumnarRule(session))
+    extensions.injectColumnar(session => BroadcastKeysRule.asColumnarRule(session)) // before the metrics rule
     extensions.injectColumnar(session => ScanMetricsRule.asColumnarRule(session)) // after the Delta rule
     SqlFunctions.all.foreach(extensions.injectFunction)
     extensions.injectParser((_, parser) => new HsbloomSqlParser(parser))

@@ -132,8 +132,9 @@ object HsbloomConf {
     "The largest global filter a join loads onto the executors; a larger one is not used.")
 
   val JoinPruningMaxBuildKeys: Setting[Int] = Setting("spark.hsbloom.join.pruning.maxBuildKeys", 100000, "100000",
-    "int", "The most distinct build-side keys a join reads at run time to prune the probe side's files with (the " +
-      "index then says which files may hold them); a build side with more reads the probe side as planned.") { v =>
+    "int", "The most distinct build-side keys a join prunes the probe side's files with: of a broadcast join, its " +
+      "broadcast's keys (the index then says which files may hold them); of a join whose keys are read in a job of " +
+      "their own, the cap on the keys worth waiting for. With more, the probe side is read as planned.") { v =>
     val n = v.toInt
     if (n < 0) {
       throw new IllegalArgumentException(s"spark.hsbloom.join.pruning.maxBuildKeys must be 0 or more; got $n")

@@ -93,15 +93,15 @@ class MergeTargetRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     val summary = probe.index.entry.columnSummaries.get(probe.indexColumn)
       .getOrElse(return skip("the index has no statistics for the column"))
     val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
-    val decision =
-      if (!HsbloomConf.isJoinCostModelOn(session)) JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false")
-      else JoinCostModel.filePruning(column.fs.location.inputFiles.length, summary.ndv, BigInt(column.fs.sizeInBytes),
-        sourceBytes, maxKeys)
+    val (decision, useful) =
+      if (!HsbloomConf.isJoinCostModelOn(session)) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys)
+      else JoinCostModel.filePruning(column.fs.location.inputFiles.length, summary.numRows - summary.numNulls,
+        summary.ndv, probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), sourceBytes, maxKeys)
     if (!decision.applies) return skip(decision.reason)
     val value = JoinKeys.inColumnType(sourceKey, column, session.sessionState.conf.sessionLocalTimeZone)
       .getOrElse(return skip("the key types do not line up"))
     val keys = new JoinPrunedFileIndex.BuildKeys(column.attribute,
-      Project(Seq(Alias(value, "hsbloom_key")()), keysSource), nullSafe, maxKeys)
+      Project(Seq(Alias(value, "hsbloom_key")()), keysSource), nullSafe, useful, ownJobSkipped = None, broadcast = None)
     JoinPrunedFileIndex.keysFilter(session, keys, root) match {
       case Left(reason) => skip(reason)
       case Right(filter) =>

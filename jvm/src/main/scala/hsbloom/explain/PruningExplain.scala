@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.index.GlobalFilterContains
-import hsbloom.join.{JoinDecisions, JoinPrunedFileIndex}
+import hsbloom.join.{BroadcastKeysRule, JoinDecisions, JoinPrunedFileIndex}
 import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, PrunedFileIndex, PruningDecisions}
 import hsbloom.shim.PrunedFileSourceScanExec
 import hsbloom.shim.ClassicDataset
@@ -83,7 +83,8 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
   /** The physical plan of `df` planned afresh (before adaptive execution wraps it), Delta rule applied as execution would. */
   private def plan(df: ClassicDataset[_]): SparkPlan = {
     val spark = df.sparkSession
-    new DeltaScanPruningRule(spark).apply(spark.sessionState.executePlan(df.queryExecution.logical).sparkPlan)
+    val planned = new DeltaScanPruningRule(spark).apply(spark.sessionState.executePlan(df.queryExecution.logical).sparkPlan)
+    new BroadcastKeysRule(spark, planningOnly = true).apply(planned) // which joins' broadcasts will feed a scan
   }
 
   /** Runs `body` with `spark.hsbloom.enabled` set to `enabled`, then restores the setting. */

@@ -24,11 +24,15 @@ object JoinCostModel {
   val MinDroppedKeyShare = 0.5
 
   /**
+   * File pruning pays only when the build keys keep at most this share of the
+   * probe side's files: the most keys it waits for is set from it.
+   */
+  val MaxKeptFileShare = 0.5
+
+  /**
    * Collecting the build keys reads the build side's relation once more;
    * allowed only when that relation is at most this share of the probe
-   * side's bytes (Spark's estimates): the read is paid back once the index
-   * drops this share of the probe side's files, and a query where it drops
-   * none pays at most this share more.
+   * side's bytes (pruning saves at least half of them when it prunes).
    */
   val MaxBuildShare = 0.25
 
@@ -63,36 +67,49 @@ object JoinCostModel {
   }
 
   /**
-   * File pruning of a probe side (`files` files, `probeBytes`; its key column
-   * has `probeDistinct` distinct values, negative when unknown) from build keys
-   * that cost `buildBytes` to read again (0: they are local rows), decided
-   * before they are read: the index answers exactly which files the keys
-   * touch once they are read (`JoinPrunedFileIndex`), so what is decided here
-   * is only whether reading them may pay. `maxKeys`: the most distinct keys
-   * read (more: the probe side is read as planned). `buildDistinct`: the build
-   * side's distinct keys when they are known before it runs (it filters no
-   * rows and its key is an indexed column).
+   * The share of a probe side's `files` files that one key's file filters
+   * keep, when its `rows` non-null values over `distinct` keys are spread over
+   * the files at random (a key in r rows is in 1 - (1 - 1/files)^r of them),
+   * plus the false positives (`fpp`). Clustered data keeps fewer; min/max
+   * statistics already prune those lookups, so the random spread is the case
+   * that matters.
    */
-  def filePruning(files: Int, probeDistinct: Long, probeBytes: BigInt, buildBytes: BigInt, maxKeys: Int,
-      buildDistinct: Option[Long] = None): Decision = {
-    if (files < 2) return Skip(s"the probe side has $files file(s)")
-    buildDistinct.foreach { n =>
-      if (n > maxKeys) {
-        return Skip(s"the build side filters no rows: its key has $n distinct values (its index), over the " +
-          s"$maxKeys read at most")
-      }
-      if (probeDistinct > 0 && n >= probeDistinct) {
-        return Skip(s"the build side filters no rows: its key has $n distinct values (its index), at least the " +
-          s"probe column's $probeDistinct, so every file may hold one")
-      }
+  def keptFileShare(files: Int, rows: Long, distinct: Long, fpp: Double): Double = {
+    val rowsPerKey = rows.toDouble / distinct
+    math.min(1.0, 1 - math.pow(1 - 1.0 / files, rowsPerKey) + fpp)
+  }
+
+  /** The most keys that keep at most `MaxKeptFileShare` of the files, for a one-key share `perKey`. */
+  def maxUsefulKeys(perKey: Double): Int =
+    if (perKey >= MaxKeptFileShare) 0
+    else if (perKey <= 0) Int.MaxValue
+    else math.min(Int.MaxValue.toDouble, math.floor(math.log(1 - MaxKeptFileShare) / math.log(1 - perKey))).toInt
+
+  /**
+   * File pruning of a probe side (`files` files, `probeBytes`; its key column
+   * holds `rows` non-null values of `distinct` keys) from build keys that cost
+   * `buildBytes` to read again (0: they are local rows). `buildDistinct`: the
+   * build side's distinct keys when they are known before it runs (it filters
+   * no rows and its key is an indexed column). Applies with the most keys
+   * worth waiting for (at most `maxKeys`).
+   */
+  def filePruning(files: Int, rows: Long, distinct: Long, fpp: Double, probeBytes: BigInt, buildBytes: BigInt,
+      maxKeys: Int, buildDistinct: Option[Long] = None): (Decision, Int) = {
+    if (files < 2) return (Skip(s"the probe side has $files file(s)"), 0)
+    if (rows <= 0 || distinct <= 0) return (Skip("the probe column's index has no row or distinct counts"), 0)
+    val perKey = keptFileShare(files, rows, distinct, fpp)
+    val useful = math.min(maxUsefulKeys(perKey), maxKeys)
+    val spread = f"a key is in about ${perKey * files}%.1f of $files files (${rows.toDouble / distinct}%.1f rows a key)"
+    if (useful < 1) return (Skip(s"$spread: no key set keeps under ${(MaxKeptFileShare * 100).toInt}% of them"), 0)
+    buildDistinct.filter(_ > useful).foreach { n =>
+      return (Skip(s"$spread; at most $useful build key(s) are worth it, and the build side filters no rows: " +
+        s"its key has $n distinct values (its index)"), 0)
     }
-    val share = f"${(MaxBuildShare * 100).toInt}%d%%"
     if (buildBytes.toDouble > probeBytes.toDouble * MaxBuildShare) {
-      return Skip(s"reading the build side again ($buildBytes bytes) costs over $share of the probe side " +
-        s"($probeBytes bytes)")
+      return (Skip(s"reading the build side again ($buildBytes bytes) costs over " +
+        s"${(MaxBuildShare * 100).toInt}% of the probe side ($probeBytes bytes)"), 0)
     }
-    Apply(s"reading the build side again ($buildBytes bytes) costs at most $share of the probe side " +
-      s"($probeBytes bytes): up to $maxKeys distinct keys are read at run time and the index says which of the " +
-      s"$files files may hold them")
+    (Apply(s"$spread; at most $useful build key(s) are worth it; the build side's $buildBytes bytes are read " +
+      "again for its keys"), useful)
   }
 }

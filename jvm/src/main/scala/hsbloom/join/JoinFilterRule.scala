@@ -171,8 +171,48 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       None
     }
     if (!source.deterministic) return skip("the build side is not deterministic")
+    if (costModelOn && BuildSide.filtersByValues(target, column.attribute)) {
+      return skip(s"the query filters ${column.attribute.name} by values already (its own pruning applies)")
+    }
+    // Keys read in a job of their own (the build side computed a second time): only where main's planning checks
+    // find that it pays (`ownJob`). A broadcast of this join's build side is reused instead whenever Spark plans
+    // one (`BroadcastKeysRule`), for `=` keys: so the keys are installed even where the own job is not allowed.
+    val (ownJob, useful) = ownJobDecision(column, probe, source, sourceKey)
+    // Without a job of its own the keys can only come from a broadcast: only for `=`, and a build side Spark may
+    // broadcast (within the threshold by its estimate); otherwise the plan is left as it was.
+    if (ownJob.isLeft && (nullSafe || !small(source))) return skip(ownJob.left.getOrElse(""))
+    // The build keys become values of the probe column's own type (null where none is equal).
+    JoinKeys.inColumnType(sourceKey, column, timeZone).map { v =>
+      val how = ownJob.fold(
+        why => s"from this join's broadcast when Spark broadcasts the build side (read once); without one, none " +
+          s"(a job of their own is skipped: $why)",
+        why => (if (nullSafe) "" else "from this join's broadcast when Spark broadcasts the build side (read " +
+          "once); without one, ") + s"in a job of their own: $why")
+      JoinDecisions.record(s"$label: file pruning of ${column.attribute.name} from the build side's keys: " +
+        s"installed: keys $how")
+      val keys = new JoinPrunedFileIndex.BuildKeys(column.attribute, Project(Seq(Alias(v, "hsbloom_key")()), source),
+        nullSafe, if (ownJob.isRight) useful else HsbloomConf.JoinPruningMaxBuildKeys.get(session), ownJob.left.toOption,
+        broadcast = None)
+      val location = JoinPrunedFileIndex.withJoin(session, column.fs.location, covered, keys)
+      if (location eq column.fs.location) target
+      else {
+        val relation = column.relation.copy(relation = column.fs.copy(location = location)(column.fs.sparkSession))
+        target.transformUp { case l: LogicalRelation if l eq column.relation => relation }
+      }
+    }
+  }
+
+  /**
+   * Whether the build keys may be read in a job of their own (Right, with the
+   * reason and the most keys worth waiting for) or why not (Left): the
+   * planning checks of the cost model (`JoinCostModel.filePruning`) on a
+   * build side that is a filtered scan (`BuildSide`).
+   */
+  private def ownJobDecision(column: JoinKeys.RelationColumn, probe: IndexCatalog.CoveredColumn,
+      source: LogicalPlan, sourceKey: Expression): (Either[String, String], Int) = {
+    val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
     val buildRelation = BuildSide.plainScan(source) match {
-      case Left(reason) => return skip(reason)
+      case Left(reason) => return (Left(reason), 0)
       case Right(relation) => relation
     }
     val modelled = costModelOn
@@ -181,32 +221,16 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     val buildDistinct =
       if (filtered) None else keyColumnStats(source, sourceKey, throughJoins = false).map(_._1.ndv).filter(_ >= 0)
     if (modelled && !filtered && buildDistinct.isEmpty && !small(source)) {
-      return skip("the build side filters no rows and is not small")
-    }
-    if (modelled && BuildSide.filtersByValues(target, column.attribute)) {
-      return skip(s"the query filters ${column.attribute.name} by values already (its own pruning applies)")
+      return (Left("the build side filters no rows and is not small"), 0)
     }
     val summary = probe.index.entry.columnSummaries.get(probe.indexColumn)
-      .getOrElse(return skip("the probe column's index has no statistics"))
-    val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
-    val decision = if (!modelled) JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false") else {
-      JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.ndv, BigInt(column.fs.sizeInBytes),
-        BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)), maxKeys, buildDistinct)
+      .getOrElse(return (Left("the probe column's index has no statistics"), 0))
+    val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys) else {
+      JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
+        probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
+        maxKeys, buildDistinct)
     }
-    if (!decision.applies) return skip(decision.reason)
-    // The build keys become values of the probe column's own type (null where none is equal).
-    JoinKeys.inColumnType(sourceKey, column, timeZone).map { v =>
-      JoinDecisions.record(s"$label: file pruning of ${column.attribute.name} from the build side's keys: " +
-        s"installed: ${decision.reason}")
-      val keys = new JoinPrunedFileIndex.BuildKeys(column.attribute, Project(Seq(Alias(v, "hsbloom_key")()), source),
-        nullSafe, maxKeys)
-      val location = JoinPrunedFileIndex.withJoin(session, column.fs.location, covered, keys)
-      if (location eq column.fs.location) target
-      else {
-        val relation = column.relation.copy(relation = column.fs.copy(location = location)(column.fs.sparkSession))
-        target.transformUp { case l: LogicalRelation if l eq column.relation => relation }
-      }
-    }
+    (if (decision.applies) Right(decision.reason) else Left(decision.reason), useful)
   }
 
   /** The probe side's files: from its listing when it holds one, else as the index counts them. */

@@ -4,10 +4,10 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.plans.logical.{Distinct, Limit, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{Limit, LogicalPlan}
 import org.apache.spark.sql.execution.SQLExecution
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
-import org.apache.spark.sql.types.{DataType, DoubleType, FloatType}
+import org.apache.spark.sql.types.{DoubleType, FloatType}
 import org.slf4j.LoggerFactory
 
 import hsbloom.catalog.IndexCatalog
@@ -16,19 +16,19 @@ import hsbloom.pruning.{PrunedFileIndex, PruningFileIndex}
 
 /**
  * Dynamic file pruning for the probe side of an equi-join: a relation's
- * FileIndex that, when Spark lists its files, first reads the build side's
- * distinct keys (at most its `maxKeys`, `spark.hsbloom.join.pruning.maxBuildKeys`),
- * and if there are at most that many, keeps only the files the loaded index
- * says may hold one of them: the keys become `key IN (build keys)` among the
- * scan's filters, one `Probe` of all their hashes answered for every file of
- * the index version at once (`SlotPredicates`).
- *
- * The keys come from a small Spark job of their own, run when the probe side
- * is listed, so the build side is computed twice: the rule installs this only
- * where the cost model (`JoinCostModel.filePruning`) finds that read cheap
- * beside the probe side, on a build side that is a filtered scan
- * (`BuildSide`). Any failure, too many keys, or hsbloom turned off keeps every
- * file, with the reason.
+ * FileIndex that, when Spark lists its files, keeps only the files whose
+ * file-level filters may hold one of the build side's keys, as if the scan had
+ * `key IN (build keys)` among its filters. Where the join is a broadcast hash
+ * join, the keys are those of its own broadcast, handed over by the scan once
+ * the broadcast is built (`BroadcastKeysRule`, `receiveKeys`): computed once,
+ * at most `maxKeys` distinct ones. Otherwise they come from a small Spark job
+ * of their own (the first rows of the build side, stopping once it has more
+ * than `maxKeys`), so the build side is computed twice: only where the cost
+ * model (`JoinCostModel.filePruning`) found that cheap, on a build side that
+ * is a filtered scan (`BuildSide`), with `maxKeys` the most keys worth
+ * waiting for; where it did not, the probe side is read as planned. Any
+ * failure, too many keys, keys not there when the files are listed, or
+ * hsbloom turned off keeps every file, with the reason.
  */
 final class JoinPrunedFileIndex(
     @transient protected val session: SparkSession,
@@ -45,8 +45,48 @@ final class JoinPrunedFileIndex(
 
   override def forOneScan(): JoinPrunedFileIndex = new JoinPrunedFileIndex(session, delegate, columns, joins)
 
-  /** Build-side keys, computed once per plan (the build side reads fixed file listings). */
-  @transient private lazy val keyFilters: Seq[(BuildKeys, Either[String, Expression])] = joins.map(j => j -> keysFilter(j))
+  /** Keys of a join's broadcast, by subquery name, as the scan hands them over when it lists (`receiveKeys`). */
+  @transient private lazy val received = new java.util.concurrent.ConcurrentHashMap[String, Option[Array[Any]]]()
+
+  /** Keys read in a job of their own, once per plan (the build side reads fixed file listings). */
+  @transient private lazy val ownJobFilters = new java.util.concurrent.ConcurrentHashMap[BuildKeys, Either[String, Expression]]()
+
+  override def prunesAtRunTime: Boolean = enabled && joins.exists(_.broadcast.isDefined)
+
+  override def receiveKeys(name: String, values: Option[Array[Any]]): Unit = if (joins.exists(_.broadcast.contains(name))) {
+    received.put(name, values)
+    dropPrepared() // the listing made before the keys were known keeps more files
+  }
+
+  /** This index with the joins on these probe columns fed by their join's broadcast (subquery name by column). */
+  def withBroadcasts(names: Map[ExprId, String]): JoinPrunedFileIndex = new JoinPrunedFileIndex(session, delegate,
+    columns, joins.map(j => names.get(j.attribute.exprId).filter(_ => !j.nullSafe)
+      .map(j.fedBy(_, HsbloomConf.JoinPruningMaxBuildKeys.get(session))).getOrElse(j)))
+
+  private def keyFilter(j: BuildKeys): Either[String, Expression] = j.broadcast match {
+    case Some(name) => Option(received.get(name)) match {
+      case None if name == PlannedBroadcast =>
+        scala.util.Left("keys from this join's broadcast, when the probe side is listed at run time (the build side is read " +
+          "once); the scan's metrics and the log show what they pruned")
+      case None | Some(None) =>
+        scala.util.Left("the keys of this join's broadcast were not available when the files were listed; every file read")
+      case Some(Some(values)) => broadcastFilter(j, values)
+    }
+    case None => j.ownJobSkipped match {
+      case Some(why) => scala.util.Left(s"no broadcast of the build side to reuse, and no job of their own ($why); every file read")
+      case None => ownJobFilters.computeIfAbsent(j, k => keysFilter(k))
+    }
+  }
+
+  private def broadcastFilter(j: BuildKeys, values: Array[Any]): Either[String, Expression] = {
+    val distinct = values.iterator.filter(_ != null).toSet
+    if (distinct.size > j.maxKeys) {
+      return scala.util.Left(s"the broadcast holds more than ${j.maxKeys} distinct keys (${distinct.size}, " +
+        s"${HsbloomConf.JoinPruningMaxBuildKeys.key}); every file read")
+    }
+    j.keyCount = Some(distinct.size)
+    scala.util.Right(inSet(j.attribute, distinct))
+  }
 
   /** The listing after pruning, what the file pruning did, and per join what its build side gave. */
   def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
@@ -56,12 +96,19 @@ final class JoinPrunedFileIndex(
       val (listed, report) = pruning.prune(partitionFilters, dataFilters)
       return (listed, report, Nil)
     }
-    val filters = keyFilters
+    val filters = joins.map(j => j -> keyFilter(j))
     val (listed, report) = pruning.prune(partitionFilters, dataFilters ++ filters.flatMap(_._2.toOption))
     val notes = filters.map { case (j, f) =>
-      s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"${j.describeKeys}; ${answer(report)}")
+      s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"${j.describeKeys} from the build side; ${answer(report)}")
     }
     notes.foreach(n => log.info(s"hsbloom: $n for ${rootPaths.mkString(", ")}"))
+    // A listing at run time from a broadcast's keys: its numbers, for EXPLAIN BLOOMFILTER ANALYZE.
+    filters.foreach { case (j, f) =>
+      if (j.broadcast.exists(received.containsKey)) {
+        JoinDecisions.record(s"join on ${j.attribute.name} (${rootPaths.mkString(", ")}): run time: " +
+          f.fold((why: String) => why, _ => s"${j.describeKeys}; ${answer(report)}"))
+      }
+    }
     (listed, report, notes)
   }
 
@@ -76,9 +123,9 @@ final class JoinPrunedFileIndex(
     JoinPrunedFileIndex.keysFilter(session, j, rootPaths.mkString(", "))
 
   private def identity
-      : (FileIndex, Seq[(String, IndexCatalog.DataKey, String)], Seq[(String, LogicalPlan, Boolean)]) = (delegate,
+      : (FileIndex, Seq[(String, IndexCatalog.DataKey, String)], Seq[(String, LogicalPlan, Boolean, Option[String])]) = (delegate,
     columns.map(c => (c.attribute.name, c.index.dataKey, c.indexColumn)),
-    joins.map(j => (j.attribute.name, j.plan.canonicalized, j.nullSafe)))
+    joins.map(j => (j.attribute.name, j.plan.canonicalized, j.nullSafe, j.broadcast)))
 
   override def equals(other: Any): Boolean = other match {
     case p: JoinPrunedFileIndex => p.identity == identity
@@ -92,36 +139,37 @@ final class JoinPrunedFileIndex(
 object JoinPrunedFileIndex {
   private val log = LoggerFactory.getLogger(classOf[JoinPrunedFileIndex])
 
+  /** Build-side rows read per key waited for (room for duplicate keys). */
+  val RowsPerKey = 4
+
   /**
    * `column IN (build keys)` (`OR column IS NULL` for `<=>` with a null key),
-   * or why there is none. The keys are the build side's distinct values, at
-   * most `j.maxKeys` + 1 of them (a Spark job of its own, deduplicated on the
-   * executors): more than `j.maxKeys` keeps every file. A float or double
-   * zero stands for both zeros (they are equal, and the set is also a row
-   * filter for a MERGE target). `target` names what the keys prune, for the log.
+   * or why there is none. The keys are the first rows of the build side, at
+   * most `RowsPerKey` x (`j.maxKeys` + 1): Spark's limit reads the build side's
+   * partitions a few at a time and stops once it has that many, so a build
+   * side with too many keys costs a part of one read, not a whole one.
+   * `target` names what the keys prune, for the log.
    */
   def keysFilter(session: SparkSession, j: BuildKeys, target: String): Either[String, Expression] = {
     try {
       val started = System.nanoTime()
-      val bound = math.min(j.maxKeys.toLong + 1, Int.MaxValue.toLong).toInt
-      val qe = session.sessionState.executePlan(Limit(Literal(bound), Distinct(j.plan)))
+      val cap = math.min(RowsPerKey.toLong * (j.maxKeys + 1), Int.MaxValue - 1L).toInt
+      val qe = session.sessionState.executePlan(Limit(Literal(cap), j.plan))
       val rows = SQLExecution.withNewExecutionId(qe, Some("hsbloom: build-side keys for file pruning")) {
         qe.executedPlan.executeCollect()
       }
-      val seconds = (System.nanoTime() - started) / 1e9
+      val ms = (System.nanoTime() - started) / 1e6
       val dt = j.attribute.dataType
       val values = rows.map(_.get(0, dt))
-      val distinct = values.filter(_ != null).toSet
-      if (distinct.size > j.maxKeys) {
-        return scala.util.Left(f"the build side has more than ${j.maxKeys} distinct keys (read in $seconds%.1f s, " +
-          s"${HsbloomConf.JoinPruningMaxBuildKeys.key}); every file read as planned")
+      val nonNull = values.filter(_ != null).toSet
+      if (nonNull.size > j.maxKeys) {
+        return scala.util.Left(f"build side has more than ${j.maxKeys} keys ($ms%.0f ms); not pruned")
       }
-      val nonNull = distinct ++ bothZeros(distinct, dt)
-      j.keyCount = Some(distinct.size)
-      j.readSeconds = Some(seconds)
-      val in: Expression =
-        if (nonNull.isEmpty) EqualTo(j.attribute, Literal.create(null, dt)) // no key: nothing can join
-        else InSet(j.attribute, nonNull)
+      if (rows.length >= cap) {
+        return scala.util.Left(f"build side has over $cap rows ($ms%.0f ms); not pruned")
+      }
+      j.keyCount = Some(nonNull.size)
+      val in = inSet(j.attribute, nonNull)
       scala.util.Right(if (j.nullSafe && values.contains(null)) Or(in, IsNull(j.attribute)) else in)
     } catch {
       case NonFatal(e) =>
@@ -130,28 +178,36 @@ object JoinPrunedFileIndex {
     }
   }
 
-  /** The other zero of a float or double key set holding one (Spark's distinct keeps one of them). */
-  private def bothZeros(keys: Set[Any], dt: DataType): Set[Any] = dt match {
-    case FloatType if keys.exists(k => k.asInstanceOf[Float] == 0.0f) => Set(0.0f, -0.0f)
-    case DoubleType if keys.exists(k => k.asInstanceOf[Double] == 0.0) => Set(0.0, -0.0)
-    case _ => Set.empty
+  /** `attribute IN (keys)`, a float or double zero standing for both zeros (they are equal); none: nothing joins. */
+  private[join] def inSet(attribute: AttributeReference, keys: Set[Any]): Expression = {
+    val dt = attribute.dataType
+    val both = keys ++ (dt match {
+      case FloatType if keys.exists(k => k.asInstanceOf[Float] == 0.0f) => Set(0.0f, -0.0f)
+      case DoubleType if keys.exists(k => k.asInstanceOf[Double] == 0.0) => Set(0.0, -0.0)
+      case _ => Set.empty
+    })
+    if (both.isEmpty) EqualTo(attribute, Literal.create(null, dt)) else InSet(attribute, both)
   }
+
+  /** The subquery name of a broadcast planned but not yet fed (`hs.explain`, which plans only). */
+  val PlannedBroadcast = ""
 
   /**
    * One join's build side: `plan` has one column, the build key as a value of
    * the probe column `attribute`'s type (null where no value of it is equal).
    */
   final class BuildKeys(val attribute: AttributeReference, val plan: LogicalPlan, val nullSafe: Boolean,
-      val maxKeys: Int) {
+      val maxKeys: Int, val ownJobSkipped: Option[String], val broadcast: Option[String]) {
+    /**
+     * These keys taken from the broadcast subquery `name` of their join, never from a job of their own, at most
+     * `bound` of them (the setting: the cost model's keys worth waiting for bound only a job of their own).
+     */
+    def fedBy(name: String, bound: Int): BuildKeys = new BuildKeys(attribute, plan, nullSafe, bound, ownJobSkipped, Some(name))
     @volatile private[hsbloom] var keyCount: Option[Int] = None
-    @volatile private[hsbloom] var readSeconds: Option[Double] = None
-    def describeKeys: String = (keyCount, readSeconds) match {
-      case (Some(n), Some(s)) => f"$n distinct key(s) read in $s%.1f s"
-      case (Some(n), None) => s"$n distinct key(s)"
-      case _ => "keys"
-    }
+    def describeKeys: String = keyCount.map(n => s"$n distinct key(s)").getOrElse("keys")
     def sameAs(o: BuildKeys): Boolean =
-      o.attribute.exprId == attribute.exprId && o.nullSafe == nullSafe && o.plan.canonicalized == plan.canonicalized
+      o.attribute.exprId == attribute.exprId && o.nullSafe == nullSafe && o.broadcast == broadcast &&
+        o.plan.canonicalized == plan.canonicalized
   }
 
   /**

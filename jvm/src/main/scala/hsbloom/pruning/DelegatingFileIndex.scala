@@ -77,6 +77,9 @@ trait PruningFileIndex extends DelegatingFileIndex with PrunedListing {
     listed
   }
 
+  /** Forgets the listing made ahead (`prepare`): the next listing prunes again. */
+  protected final def dropPrepared(): Unit = prepared.set(None)
+
   override def refresh(): Unit = {
     prepared.set(None)
     super.refresh()

@@ -17,7 +17,10 @@ import org.apache.spark.util.collection.BitSet
  * two more when an index with zones pruned row groups ("row groups before
  * hsbloom pruning", "row groups pruned by hsbloom"). When its listing pruned
  * nothing it has no metrics of its own. Of a file whose listing carries a
- * zone selection it reads only the selected row groups (`ZonedScan`).
+ * zone selection it reads only the selected row groups (`ZonedScan`). A
+ * listing that prunes with keys known only at run time (`PrunedListing.prunesAtRunTime`:
+ * a join's broadcast, `BroadcastKeys`) has the metrics from the start, and
+ * gets those keys, from the scan's subqueries, just before it lists.
  *
  * It is the same node, not a node above it: same arguments, same execution,
  * code generation and columnar output, and it canonicalizes to a plain
@@ -48,7 +51,11 @@ class PrunedFileSourceScanExec(
 
   /** hsbloom's metrics, present only when the listing made before they are first asked for pruned a file. */
   @transient private lazy val pruningMetrics: Map[String, SQLMetric] = {
-    val files = if (report.exists(_.filesPruned > 0)) {
+    val atRunTime = Option(relation).map(_.location).exists {
+      case p: PrunedListing => p.prunesAtRunTime
+      case _ => false
+    }
+    val files = if (report.exists(_.filesPruned > 0) || atRunTime) {
       Map(FilesBefore -> SQLMetrics.createMetric(sparkContext, "files before hsbloom pruning"),
         FilesPruned -> SQLMetrics.createMetric(sparkContext, "files pruned by hsbloom"))
     } else Map.empty[String, SQLMetric]
@@ -67,6 +74,13 @@ class PrunedFileSourceScanExec(
    */
   override lazy val inputRDD: RDD[InternalRow] = {
     val s: FileSourceScanExec = this // the inherited fields, not this class's constructor parameters
+    // Run-time keys (a join's broadcast, run by now: `waitForSubqueries`) go to the listing before it lists.
+    for ((name, values) <- BroadcastKeys.values(s.dataFilters); listing <- Option(s.relation).map(_.location)) {
+      listing match {
+        case p: PrunedListing => p.receiveKeys(name, values)
+        case _ =>
+      }
+    }
     val plain = new FileSourceScanExec(s.relation, s.stream, s.output, s.requiredSchema, s.partitionFilters,
       s.optionalBucketSet, s.optionalNumCoalescedBuckets, s.dataFilters, s.tableIdentifier, s.disableBucketedScan)
     val whole = plain.inputRDD

@@ -11,6 +11,12 @@ import org.apache.spark.sql.execution.datasources.FileIndex
 trait PrunedListing extends FileIndex {
   /** What the latest listing of this instance pruned (None before the first). */
   def lastPruned: Option[PrunedListing.Pruned]
+
+  /** Whether a listing at run time may prune with keys only known then (a join's broadcast, `BroadcastKeys`). */
+  def prunesAtRunTime: Boolean = false
+
+  /** The values of the run-time subquery `name` (None: not available), handed over before the scan lists. */
+  def receiveKeys(name: String, values: Option[Array[Any]]): Unit = ()
 }
 
 object PrunedListing {

@@ -25,7 +25,9 @@ package hsbloom
  *    that adds hsbloom's metrics (it repeats the scan's constructor), of what
  *    its file index's latest listing pruned (`PrunedListing`), and
  *    `ColumnarScan`: the file scan under whole-stage codegen and the
- *    columnar-to-row step, and `ZonedScan`: a file scan's splits restricted to
+ *    columnar-to-row step, `BroadcastKeys`: a broadcast hash join's keys
+ *    handed to a probe-side scan as a subquery over the join's own broadcast
+ *    (as Spark's dynamic partition pruning builds it), and `ZonedScan`: a file scan's splits restricted to
  *    the row groups a zone selection keeps (`ZonedScan.Selection`, carried by
  *    a listed file's metadata: `ZonedScan.carry`; docs/design/zones.md).
  *  - `CurrentInputFile`: the file block a scan task reads, from Spark's

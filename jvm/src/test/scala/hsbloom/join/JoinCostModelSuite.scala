@@ -30,20 +30,23 @@ class JoinCostModelSuite extends AnyFunSuite {
     assert(globalFilter(1000, None, 0.01, 2000, MiB).applies)
   }
 
-  test("file pruning: decided by the build side's read only, whatever the keys' spread (the index answers at run time)") {
-    // issue #36's clustered fact: 80 files, a dimension a small share of its bytes; no estimate of a key's files
-    val clustered = filePruning(80, 2000000, 200 * MiB, 2 * MiB, 100000)
-    assert(clustered.applies && clustered.reason.contains("the index says which of the 80 files"), clustered.reason)
-    // lineitem.l_partkey (30 rows a key, about 17 of 24 files for random keys): read, the index decides
-    assert(filePruning(24, 200000, 150 * MiB, 5 * MiB, 100000).applies)
+  test("file pruning: keys spread over most files are skipped, random unique keys are pruned") {
+    // lineitem.l_partkey: 6M rows over 200K parts, 30 rows a key: a key is in about 17 of 24 files
+    val (partkey, _) = filePruning(24, 6000000, 200000, 0.01, 150 * MiB, 5 * MiB, 5000)
+    assert(!partkey.applies && partkey.reason.contains("of 24 files"), partkey.reason)
+    // orders.o_custkey: 15 rows a key: about 11.6 of 24 files for one key, so one key at most is worth it
+    assert(filePruning(24, 1500000, 100000, 0.01, 40 * MiB, 10 * MiB, 5000)._2 == 1)
+    // bench/join.py: 20M distinct keys in 200 files; the dimension is a tenth of the fact's bytes
+    val (random, keys) = filePruning(200, 20000000, 20000000, 0.01, 300 * MiB, 30 * MiB, 5000)
+    assert(random.applies, random.reason)
+    assert(keys >= 20 && keys <= 50, keys)
   }
 
   test("file pruning: the build side is read again only when it is a small share of the probe side") {
-    val d = filePruning(200, 20000000, 100 * MiB, 30 * MiB, 100000)
-    assert(!d.applies && d.reason.contains("reading the build side again") && d.reason.contains("over 25%"), d.reason)
-    assert(filePruning(200, 20000000, 100 * MiB, 25 * MiB, 100000).applies) // exactly the share
-    assert(filePruning(200, 20000000, 100 * MiB, 0, 100000).applies) // local rows
-    assert(!filePruning(1, 100, 100 * MiB, 0, 100000).applies)
+    val (d, _) = filePruning(200, 20000000, 20000000, 0.01, 100 * MiB, 30 * MiB, 5000)
+    assert(!d.applies && d.reason.contains("reading the build side again"), d.reason)
+    assert(filePruning(200, 20000000, 20000000, 0.01, 100 * MiB, 0, 5000)._1.applies) // local rows
+    assert(!filePruning(1, 100, 100, 0.01, 100 * MiB, 0, 5000)._1.applies)
   }
 
   test("a key read through a join bounds the probed keys from above: enough to skip, else the sample decides") {
@@ -54,13 +57,18 @@ class JoinCostModelSuite extends AnyFunSuite {
     assert(few.applies && few.reason.contains("each task stops probing"), few.reason)
   }
 
-  test("file pruning: a build side that filters no rows is skipped when its index counts too many keys") {
-    // TPC-H Q5: orders.o_custkey (100K distinct) from all of customer's 150K keys: every file may hold one
-    val d = filePruning(24, 100000, 64 * MiB, 14 * MiB, 100000, buildDistinct = Some(150000))
-    assert(!d.applies && d.reason.contains("its key has 150000 distinct values (its index), over the 100000"), d.reason)
-    val all = filePruning(24, 100000, 64 * MiB, 1 * MiB, 1000000, buildDistinct = Some(150000))
-    assert(!all.applies && all.reason.contains("at least the probe column's 100000"), all.reason)
-    // bench/join.py's shape with a dimension of 20 keys
-    assert(filePruning(200, 20000000, 300 * MiB, 1 * MiB, 100000, buildDistinct = Some(20)).applies)
+  test("file pruning: a build side that filters no rows is skipped when its index counts more keys than pay") {
+    // TPC-H Q5: orders.o_custkey (one key worth waiting for) from all of customer's 150K keys
+    val (d, keys) = filePruning(24, 1500000, 100000, 0.01, 64 * MiB, 14 * MiB, 5000, buildDistinct = Some(150000))
+    assert(!d.applies && keys == 0 && d.reason.contains("its key has 150000 distinct values"), d.reason)
+    // bench/join.py's shape with a dimension of 20 keys: its index's count is within the 45 worth it
+    assert(filePruning(200, 20000000, 20000000, 0.01, 300 * MiB, 1 * MiB, 5000, buildDistinct = Some(20))._1.applies)
+  }
+
+  test("the keys worth waiting for keep at most half of the files") {
+    assert(maxUsefulKeys(0.6) == 0)
+    val share = keptFileShare(8, 1000, 1000, 0.01)
+    val n = maxUsefulKeys(share)
+    assert(1 - math.pow(1 - share, n) <= MaxKeptFileShare && 1 - math.pow(1 - share, n + 1) > MaxKeptFileShare)
   }
 }
