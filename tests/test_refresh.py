@@ -202,8 +202,8 @@ def test_each_mode_on_a_delta_table_through_its_operations(spark, system_path, t
     predicates = ["key = 120", "key = 1040", "key = 2001", "key = 3001", "name = 'k0'", "key IN (0, 1035, 3100)",
                   "key = 2030 OR v = 3"]
 
-    def version() -> int:
-        return sql("DESCRIBE HISTORY {t}").agg(F.max("version")).first()[0]
+    def version() -> int:  # the newest commit file of the table's log (a query of its history costs a job)
+        return max(int(f.stem) for f in (Path(table) / "_delta_log").glob("*.json") if f.stem.isdigit())
 
     # The rows each predicate selects without hsbloom, once per table version: a version's rows never change, so
     # the answer off is the same for the latest read, a read as of that version, before and after a refresh.
