@@ -37,16 +37,35 @@ object RowGroups {
       : Option[(Int, IndexedSeq[Group])] = try {
     ParquetTail.open(path, conf, fileSize).toOption.flatMap { tail =>
       try ofFooter(tail.footer, path, conf, blockStart, blockLength) finally tail.close()
-    }
+    }.orElse(Option.when(conf.getTrimmed(EncryptedColumns.CryptoFactory, "").nonEmpty)(
+      ofEncrypted(path, conf, blockStart, blockLength)).flatten)
   } catch {
     case NonFatal(_) => None
   }
 
+  /**
+   * As `ofBlock`, for a file with encrypted columns or footer (docs/design/encryption.md): its footer read and
+   * decrypted by parquet-java's reader with `conf`'s crypto factory, once per range filter, as Spark's reader
+   * opens it (so the same row groups are kept). None when it cannot be (no keys).
+   */
+  private def ofEncrypted(path: Path, conf: Configuration, blockStart: Long, blockLength: Long)
+      : Option[(Int, IndexedSeq[Group])] = {
+    val file = org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(path, conf)
+    provableGroups(blockStart, blockLength) { filter =>
+      val reader = org.apache.parquet.hadoop.ParquetFileReader.open(file,
+        HadoopReadOptions.builder(conf, path).withMetadataFilter(filter).build())
+      try reader.getFooter.getBlocks.asScala.toSeq finally reader.close()
+    }
+  }
+
   /** As `ofBlock`, from the file's footer bytes `footer` (already read: `ParquetTail`). */
   def ofFooter(footer: Array[Byte], path: Path, conf: Configuration, blockStart: Long, blockLength: Long)
-      : Option[(Int, IndexedSeq[Group])] = try {
-    def blocks(filter: ParquetMetadataConverter.MetadataFilter): Seq[BlockMetaData] =
-      parse(footer, path, conf, filter).getBlocks.asScala.toSeq
+      : Option[(Int, IndexedSeq[Group])] =
+    provableGroups(blockStart, blockLength)(filter => parse(footer, path, conf, filter).getBlocks.asScala.toSeq)
+
+  /** The groups of the block, when `blocks` (the footer's row groups a range filter keeps) prove them. */
+  private def provableGroups(blockStart: Long, blockLength: Long)(
+      blocks: ParquetMetadataConverter.MetadataFilter => Seq[BlockMetaData]): Option[(Int, IndexedSeq[Group])] = try {
     val all = blocks(ParquetMetadataConverter.NO_FILTER)
     val ordinals = all.map(_.getStartingPos).zipWithIndex.toMap
     val read = blocks(ParquetMetadataConverter.range(blockStart, blockStart + blockLength))
