@@ -20,7 +20,7 @@ import pytest
 from py4j.java_gateway import JavaClass
 
 import hsbloom
-from hsbloom import BFIndexConfig, settings
+from hsbloom import BFIndexConfig, jar, settings
 from hsbloom.errors import EncryptedSourceError, IndexBuildError, InvalidConfigError
 from hsbloom.explain import explain_string, files_read, row_group_counts
 from pruning_support import outcomes
@@ -364,11 +364,12 @@ def sbbf_hits(data: bytes, candidates: list[str]) -> set[str]:
     return {c for c, h in zip(candidates, hit) if h}
 
 
-def test_a_sealed_index_refreshes_an_appended_file_and_verifies(spark, system_path, tmp_path):
+def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, system_path, tmp_path):
     """Incremental refresh seals the appended file's rows and zones in the new data directory; both directories are read.
-    Encrypted footers: the refreshed log still hides the schema."""
+    Encrypted footers: the refreshed log still hides the schema. Compaction seals the kept rows again (with keys)."""
     path = str(tmp_path / "grows")
     odd_people(spark).write.options(**encrypting(False)).parquet(path)
+    first_files = sorted(Path(path).glob("*.parquet"))
     hs = hsbloom.Hyperspace(spark)
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
         hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=False,
@@ -391,6 +392,31 @@ def test_a_sealed_index_refreshes_an_appended_file_and_verifies(spark, system_pa
         assert hs.verify_index("grows").healthy
     unkeyed = hs.verify_index("grows")  # verify reads sealed/ too: without keys it cannot
     assert not unkeyed.healthy and "sealed table (the encrypted columns' filters) cannot be read" in str(unkeyed)
+    # A deleted file with at most one data directory allowed: the refresh compacts, copying the kept sealed rows.
+    first_files[0].unlink()
+    knob = jar.jvm(spark).hsbloom.refresh.IncrementalRefresh
+    getattr(knob, "maxDataParts_$eq")(1)
+    try:
+        with session_settings(spark, READ), pytest.raises(EncryptedSourceError, match=(
+                "cannot refresh index 'grows' incrementally: its data directories need compacting, which copies its "
+                r"sealed rows .* refresh it in full mode\. Nothing was written")):
+            hs.refresh_index("grows", mode="incremental")  # index encryption off: the rows cannot be sealed again
+        with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+            hs.refresh_index("grows", mode="incremental")
+            assert hs.index("grows").num_files == 4 and len(hs.index("grows").data_paths) == 1
+            version = system_path / "grows" / f"v__={hs.index('grows').data_version}"
+            assert list(version.glob("sealed/*.parquet")) and readable_without_keys(version / "sealed")[0] == []
+            df = spark.read.parquet(path)
+            predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
+            try:
+                assert outcomes(spark, df, predicates, enabled=True) == outcomes(spark, df, predicates, enabled=False)
+                hsbloom.enable(spark)
+                assert files_read(df.where("ssn = 'zzz'")) == 1
+            finally:
+                hsbloom.disable(spark)
+            assert hs.verify_index("grows").healthy
+    finally:
+        getattr(knob, "maxDataParts_$eq")(knob.MaxDataParts())
     # Delete and restore keep sealed/ with its data directories: a restored index prunes with keys again.
     hs.delete_index("grows")
     hs.restore_index("grows")
