@@ -29,9 +29,10 @@ object RowGroups {
   /**
    * The row groups a reader of the block `[blockStart, blockStart + blockLength)`
    * of `path` reads, in file order, with the file's number of row groups; None
-   * when they cannot be known for sure (not a plain Parquet footer, an
-   * encrypted one, another size than listed, a range that does not select
-   * its own row group alone).
+   * when they cannot be known for sure (not a Parquet footer, an encrypted
+   * one or encrypted columns that `conf`'s crypto factory cannot decrypt,
+   * another size than listed, a range that does not select its own row
+   * group alone).
    */
   def ofBlock(path: Path, conf: Configuration, fileSize: Long, blockStart: Long, blockLength: Long)
       : Option[(Int, IndexedSeq[Group])] = try {
