@@ -102,11 +102,6 @@ def delta_scenarios(spark: Any, work: Path, out: dict[str, Any]) -> None:
     out["delta_deletion_vectors"] = int(history[-1].operationMetrics.get("numDeletionVectorsAdded", "0"))
     latest = lambda: spark.read.format("delta").load(table)  # noqa: E731
     out["delta_lookup"] = on_and_off(spark, lambda: latest().where("id IN (3, 4, 1501)"))
-    spark.range(5000, 5100, numPartitions=1).withColumn("name", F.concat(F.lit("n-"), F.col("id").cast("string"))) \
-        .write.format("delta").mode("append").save(table)
-    result = hs.refresh_index("lake", "incremental")
-    out["delta_refresh_after_append"] = {"refreshed": result.refreshed, "appended_files": result.appended_files}
-    out["delta_lookup_appended"] = on_and_off(spark, lambda: latest().where("name = 'n-5050' OR id = 1502"))
 
 
 def phase(name: str, began: list[float]) -> None:

@@ -93,16 +93,9 @@ def test_delta_delete_writes_deletion_vectors(cluster_run):
 
 
 def test_delta_lookup_after_a_delete_answers_as_without_hsbloom(cluster_run):
-    """The deleted row 3 is gone either way; time travel and a refresh after deletion vectors alone are
-    test_refresh.py's (local mode): nothing in them depends on where executors run."""
+    """The deleted row 3 is gone either way. Time travel and refreshes of Delta tables are test_refresh.py's
+    (local mode): a refresh's jobs on executors are the Parquet scenario's incremental refresh here."""
     latest = cluster_run["delta_lookup"]
     assert latest["on"] == latest["off"] == [[4, "n-4"], [1501, "n-1501"]]
     assert latest["files_on"] == 2 < latest["files_off"]  # Delta's own statistics may skip files too
-
-
-def test_delta_refresh_after_an_append(cluster_run):
-    assert cluster_run["delta_refresh_after_append"] == {"refreshed": True, "appended_files": 1}
-    lookup = cluster_run["delta_lookup_appended"]
-    assert lookup["on"] == lookup["off"] == [[1502, "n-1502"], [5050, "n-5050"]]
-    assert lookup["files_on"] == 2 < lookup["files_off"]  # Delta's own statistics may skip files too
 

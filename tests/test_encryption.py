@@ -371,6 +371,19 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
     odd_people(spark).write.options(**encrypting(False)).parquet(path)
     first_files = sorted(Path(path).glob("*.parquet"))
     hs = hsbloom.Hyperspace(spark)
+
+    def same_rows_one_file_and_healthy() -> None:
+        """With keys: the same rows on and off, the appended value in one file, verify healthy."""
+        df = spark.read.parquet(path)
+        predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
+        try:
+            assert outcomes(spark, df, predicates, enabled=True) == outcomes(spark, df, predicates, enabled=False)
+            hsbloom.enable(spark)
+            assert files_read(df.where("ssn = 'zzz'")) == 1
+        finally:
+            hsbloom.disable(spark)
+        assert hs.verify_index("grows").healthy
+
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
         hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=False,
                                                                 granularity="row_group"))
@@ -381,15 +394,7 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
         assert hs.index("grows").source.schema == {"ssn": "string"}  # the refreshed entry hides the schema too
         for sealed_table in ("sealed", "sealed_zones"):  # rows and zones: at least one part per data directory
             assert len({p.parent.parent for p in (system_path / "grows").glob(f"v__=*/{sealed_table}/*.parquet")}) == 2
-        df = spark.read.parquet(path)
-        predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
-        try:
-            assert outcomes(spark, df, predicates, enabled=True) == outcomes(spark, df, predicates, enabled=False)
-            hsbloom.enable(spark)
-            assert files_read(df.where("ssn = 'zzz'")) == 1
-        finally:
-            hsbloom.disable(spark)
-        assert hs.verify_index("grows").healthy
+        same_rows_one_file_and_healthy()
     unkeyed = hs.verify_index("grows")  # verify reads sealed/ too: without keys it cannot
     assert not unkeyed.healthy and "sealed table (the encrypted columns' filters) cannot be read" in str(unkeyed)
     # A deleted file with at most one data directory allowed: the refresh compacts, copying the kept sealed rows.
@@ -406,15 +411,7 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
             assert hs.index("grows").num_files == 4 and len(hs.index("grows").data_paths) == 1
             version = system_path / "grows" / f"v__={hs.index('grows').data_version}"
             assert list(version.glob("sealed/*.parquet")) and readable_without_keys(version / "sealed")[0] == []
-            df = spark.read.parquet(path)
-            predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
-            try:
-                assert outcomes(spark, df, predicates, enabled=True) == outcomes(spark, df, predicates, enabled=False)
-                hsbloom.enable(spark)
-                assert files_read(df.where("ssn = 'zzz'")) == 1
-            finally:
-                hsbloom.disable(spark)
-            assert hs.verify_index("grows").healthy
+            same_rows_one_file_and_healthy()
     finally:
         getattr(knob, "maxDataParts_$eq")(knob.MaxDataParts())
     # Delete and restore keep sealed/ with its data directories: a restored index prunes with keys again.
