@@ -53,6 +53,55 @@ def outcome(spark, df, predicate: str, enabled: bool):
 from hsbloom.explain import files_read  # noqa: E402,F401  (tests import it from here)
 
 
+_SCAN = "org.apache.spark.sql.execution.FileSourceScanExec"
+
+
+def files_listed(df: Any) -> tuple[list[set[str]], list[dict[str, int]]]:
+    """Run `df`; per file scan of its executed plan, in plan order (a union's branches in order), the local paths
+    of the files the scan listed, and its hsbloom metrics by name (none when it pruned nothing; "number of files
+    read" is the listing's size). The listing is the scan's own
+    (`selectedPartitions`): after partition pruning, hsbloom's pruning and any skipping of the source's own (Delta's
+    statistics), so the files the Spark rule keeps; `df.inputFiles()` is the relation's whole listing."""
+    from hsbloom import jar
+
+    fresh = df.select("*")  # a fresh plan: the listing and metrics are this run's
+    fresh.collect()
+    plan = jar.java_dataframe(fresh).queryExecution().executedPlan()
+    scans: list = []
+    metrics: list = []
+
+    def is_scan(node) -> bool:
+        c = node.getClass()
+        while c is not None:
+            if c.getName() == _SCAN:
+                return True
+            c = c.getSuperclass()
+        return False
+
+    def visit(node) -> None:
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            return visit(node.executedPlan())
+        if name.endswith("QueryStageExec"):
+            return visit(node.plan())
+        if is_scan(node):
+            scans.append({f.filePath().toPath().toUri().getPath()
+                          for f in node.selectedPartitions().toPartitionArray()})
+            found = {}
+            for name in ("hsbloomFilesBefore", "hsbloomFilesPruned", "hsbloomRowGroupsBefore", "hsbloomRowGroupsPruned"):
+                metric = node.metrics().get(name)
+                if not metric.isEmpty():
+                    found[name] = int(metric.get().value())
+            metrics.append(found)
+            return
+        children = node.children().iterator()
+        while children.hasNext():
+            visit(children.next())
+
+    visit(plan)
+    return scans, metrics
+
+
 @contextmanager
 def join_on_and_off(spark, directory: str, wanted: list, dim: str):
     """A join of the files in `directory` (probe side, column `key`) with a small table holding `wanted` keys

@@ -20,9 +20,9 @@ import pytest
 from py4j.java_gateway import JavaClass
 
 import hsbloom
-from hsbloom import BFIndexConfig, settings
+from hsbloom import BFIndexConfig, jar, settings
 from hsbloom.errors import EncryptedSourceError, IndexBuildError, InvalidConfigError
-from hsbloom.explain import explain_string, files_read
+from hsbloom.explain import explain_string, files_read, row_group_counts
 from pruning_support import outcomes
 
 # The read settings: what a session holding the keys reads encrypted files with.
@@ -210,6 +210,7 @@ SEALED_PREDICATES = ["ssn = '000007919'", "ssn = ''", "ssn = 'ünï'", "ssn = '�
                      "ssn IS NOT NULL", "ssn IN ('000015838', 'absent', '')", "ssn = 'absent'", "ssn <=> NULL",
                      "ssn = '000007919' OR id = 30", "ssn > '0'"]
 NO_KEYS_REASON = "column 'ssn' is encrypted and this session cannot decrypt its filters: all files kept"
+SMALL_ROW_GROUPS = {"parquet.block.row.count.limit": "3"}  # several row groups per file, for zones
 
 
 def odd_people(spark):
@@ -220,16 +221,17 @@ def odd_people(spark):
 
 @pytest.fixture(scope="module")
 def sealed(spark, tmp_path_factory, module_system_path) -> dict[str, str]:
-    """Per footer mode, a table with ssn encrypted and an index of ssn sealed under k1 (keys from the read options)."""
+    """Per footer mode, a table with ssn encrypted (row groups of 3 rows) and an index of ssn with zones, sealed
+    under k1 (keys from the read options)."""
     root = tmp_path_factory.mktemp("sealed")
     paths = {}
     hs = hsbloom.Hyperspace(spark)
     for footer in ("plaintext", "encrypted"):
         paths[footer] = str(root / footer)
-        odd_people(spark).write.options(**encrypting(footer == "plaintext")).parquet(paths[footer])
+        odd_people(spark).write.options(**encrypting(footer == "plaintext"), **SMALL_ROW_GROUPS).parquet(paths[footer])
         with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}):
             hs.create_index(spark.read.options(**READ).parquet(paths[footer]),
-                            BFIndexConfig(f"sealed_{footer}", ["ssn"], global_filter=False))
+                            BFIndexConfig(f"sealed_{footer}", ["ssn"], global_filter=False, granularity="row_group"))
     return paths
 
 
@@ -252,6 +254,24 @@ def test_a_sealed_index_prunes_with_keys_and_keeps_every_file_without(spark, sea
         hsbloom.enable(spark)
         assert files_read(df.where("ssn = '000007919'")) == 4
         assert NO_KEYS_REASON in explain_string(df.where("ssn = 'absent'"))
+    finally:
+        hsbloom.disable(spark)
+
+
+@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
+def test_a_sealed_index_prunes_row_groups_with_keys_and_keeps_them_all_without(spark, sealed, footer):
+    """The zones of ssn are sealed too (sealed_zones/): with keys the kept file's other row groups are skipped (the
+    rows are the same: the test above runs its predicates on this zoned index); without keys every row group."""
+    df = spark.read.options(**READ).parquet(sealed[footer])
+    query = lambda: df.where("ssn = '000007919'")  # noqa: E731
+    try:
+        hsbloom.enable(spark)
+        with session_settings(spark, READ):
+            before, pruned = row_group_counts(query())
+            assert before >= 3 and pruned == before - 1, (before, pruned)
+            assert f"row groups of files with zones: {before} -> 1" in explain_string(query())
+        assert row_group_counts(query()) == (None, None)
+        assert NO_KEYS_REASON in explain_string(query())
     finally:
         hsbloom.disable(spark)
 
@@ -295,8 +315,9 @@ def test_without_keys_the_index_confirms_no_value_of_the_encrypted_column(sealed
     true_values = [s for s in SSNS if s is not None]
     candidates = true_values + [f"{n:09d}" for n in range(10_000 - len(true_values))]
     readable, sealed_files = readable_without_keys(index_dir)
-    assert [f.parent.name for f in sealed_files] and {f.parent.name for f in sealed_files} == {"sealed"}
-    assert not any(f.parent.name == "sealed" for f in readable)
+    assert [f.parent.name for f in sealed_files] and {f.parent.name for f in sealed_files} == {"sealed", "sealed_zones"}
+    assert not any(f.parent.name in ("sealed", "sealed_zones") for f in readable)
+    assert any(f.parent.name == "zones" for f in readable)  # the plaintext zone table: no row of ssn (below)
     for f in readable:  # the plaintext tables: no row, no count of ssn
         table = pq.read_table(f).to_pylist()
         assert all(r.get("column") != "ssn" for r in table), f
@@ -343,20 +364,16 @@ def sbbf_hits(data: bytes, candidates: list[str]) -> set[str]:
     return {c for c, h in zip(candidates, hit) if h}
 
 
-def test_a_sealed_index_refreshes_an_appended_file_and_verifies(spark, system_path, tmp_path):
-    """Incremental refresh seals the appended file's rows in the new data directory; both directories are read.
-    Encrypted footers: the refreshed log still hides the schema."""
+def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, system_path, tmp_path):
+    """Incremental refresh seals the appended file's rows and zones in the new data directory; both directories are read.
+    Encrypted footers: the refreshed log still hides the schema. Compaction seals the kept rows again (with keys)."""
     path = str(tmp_path / "grows")
     odd_people(spark).write.options(**encrypting(False)).parquet(path)
+    first_files = sorted(Path(path).glob("*.parquet"))
     hs = hsbloom.Hyperspace(spark)
-    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
-        hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=False))
-        spark.createDataFrame([(100, "zzz"), (101, None)], "id long, ssn string").coalesce(1).write.mode(
-            "append").options(**encrypting(False)).parquet(path)
-        hs.refresh_index("grows", mode="incremental")
-        assert hs.index("grows").num_files == 5
-        assert hs.index("grows").source.schema == {"ssn": "string"}  # the refreshed entry hides the schema too
-        assert len(list((system_path / "grows").glob("v__=*/sealed/*.parquet"))) >= 2  # one per data directory
+
+    def same_rows_one_file_and_healthy() -> None:
+        """With keys: the same rows on and off, the appended value in one file, verify healthy."""
         df = spark.read.parquet(path)
         predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
         try:
@@ -366,8 +383,37 @@ def test_a_sealed_index_refreshes_an_appended_file_and_verifies(spark, system_pa
         finally:
             hsbloom.disable(spark)
         assert hs.verify_index("grows").healthy
+
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+        hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=False,
+                                                                granularity="row_group"))
+        spark.createDataFrame([(100, "zzz"), (101, None)], "id long, ssn string").coalesce(1).write.mode(
+            "append").options(**encrypting(False)).parquet(path)
+        hs.refresh_index("grows", mode="incremental")
+        assert hs.index("grows").num_files == 5
+        assert hs.index("grows").source.schema == {"ssn": "string"}  # the refreshed entry hides the schema too
+        for sealed_table in ("sealed", "sealed_zones"):  # rows and zones: at least one part per data directory
+            assert len({p.parent.parent for p in (system_path / "grows").glob(f"v__=*/{sealed_table}/*.parquet")}) == 2
+        same_rows_one_file_and_healthy()
     unkeyed = hs.verify_index("grows")  # verify reads sealed/ too: without keys it cannot
     assert not unkeyed.healthy and "sealed table (the encrypted columns' filters) cannot be read" in str(unkeyed)
+    # A deleted file with at most one data directory allowed: the refresh compacts, copying the kept sealed rows.
+    first_files[0].unlink()
+    knob = jar.jvm(spark).hsbloom.refresh.IncrementalRefresh
+    getattr(knob, "maxDataParts_$eq")(1)
+    try:
+        with session_settings(spark, READ), pytest.raises(EncryptedSourceError, match=(
+                "cannot refresh index 'grows' incrementally: its data directories need compacting, which copies its "
+                r"sealed rows .* refresh it in full mode\. Nothing was written")):
+            hs.refresh_index("grows", mode="incremental")  # index encryption off: the rows cannot be sealed again
+        with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+            hs.refresh_index("grows", mode="incremental")
+            assert hs.index("grows").num_files == 4 and len(hs.index("grows").data_paths) == 1
+            version = system_path / "grows" / f"v__={hs.index('grows').data_version}"
+            assert list(version.glob("sealed/*.parquet")) and readable_without_keys(version / "sealed")[0] == []
+            same_rows_one_file_and_healthy()
+    finally:
+        getattr(knob, "maxDataParts_$eq")(knob.MaxDataParts())
     # Delete and restore keep sealed/ with its data directories: a restored index prunes with keys again.
     hs.delete_index("grows")
     hs.restore_index("grows")

@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pruning_support import files_read
+from pruning_support import files_listed
 
 import hsbloom
 from hsbloom.errors import InvalidArgumentError
@@ -206,18 +206,45 @@ def test_random_predicates_keep_every_matching_file_and_give_the_same_rows(table
     assert skipped_any
 
 
-def test_the_files_kept_are_as_many_as_the_spark_rule_reads(spark, tables):
-    parquet, index_path, _, _ = tables
-    index = open_index(index_path)
-    df = spark.read.parquet(parquet)
-    checks = [eq("id", 17), isin("s", ["a1", "日本3", ""]), eq("k", -7), is_null("amount"),
-              or_(eq("id", 1001), eq("day", dt.date(2020, 1, 5))), and_(eq("d", -0.0), eq("k", 3))]
-    hsbloom.enable(spark)
+def _spark_kept(spark, df, predicates: list, enabled: bool = True) -> tuple:
+    """The files the Spark rule keeps for each predicate (hsbloom on; off: Spark's listing alone), from one query:
+    a union of one filtered scan per predicate, each scan's own listing (`files_listed`); and each scan's hsbloom
+    metrics."""
+    union = None
+    for p in predicates:
+        part = df.where(_sql(p)).select("id")
+        union = part if union is None else union.unionAll(part)
+    (hsbloom.enable if enabled else hsbloom.disable)(spark)
     try:
-        for predicate in checks:
-            assert files_read(df.where(_sql(predicate))) == len(index.prune(predicate).files), str(predicate)
+        kept, plan = files_listed(union)
     finally:
         hsbloom.disable(spark)
+    assert len(kept) == len(predicates)
+    return kept, plan
+
+
+# Long, int, unicode and empty strings, doubles with NaN and -0.0, dates, decimals; IN, IS NULL, AND, OR.
+SAME_AS_SPARK = [eq("id", 17), isin("s", ["", "a1", "日本3", "emoji 🎉5", "absent"]), eq("s", ""), is_null("day"),
+                 isin("d", [-0.0, 1.5]), eq("d", float("nan")), eq("k", -7), is_null("amount"),
+                 and_(eq("day", dt.date(2020, 1, 5)), eq("k", 3)), or_(eq("id", 1001), eq("s", "ß7")),
+                 or_(eq("id", 1001), eq("day", dt.date(2020, 1, 5))), and_(eq("d", -0.0), eq("k", 3))]
+
+
+def test_the_files_kept_are_the_files_the_spark_rule_reads(spark, tables):
+    """Hive-partitioned Parquet (files written by Spark and by pyarrow): the same set of paths, predicate by
+    predicate (the flat directory and Delta cases are in the zone and Delta tests)."""
+    parquet, index_path, _, _ = tables
+    index = open_index(index_path)
+    # By design the reader keeps more for a condition on a partition column: Spark prunes partitions before
+    # hsbloom looks; the reader leaves partition filters to the reader it hands the files to (docs/design/readers.md).
+    more = [eq("p", 1), and_(eq("p", 1), eq("id", 17))]
+    kept, _ = _spark_kept(spark, spark.read.parquet(parquet), SAME_AS_SPARK + more)
+    pruned = [index.prune(p) for p in SAME_AS_SPARK + more]
+    for predicate, ours, theirs in zip(SAME_AS_SPARK, pruned, kept):
+        assert set(ours.files) == theirs, str(predicate)
+    for predicate, ours, theirs in zip(more, pruned[len(SAME_AS_SPARK):], kept[len(SAME_AS_SPARK):]):
+        assert set(ours.files) > theirs and all("/p=1/" in f for f in theirs), str(predicate)
+    assert any(p.skipped for p in pruned) and any(not p.skipped for p in pruned)
 
 
 def test_inexact_literals_and_unindexed_columns_keep_every_file(tables):
@@ -300,6 +327,18 @@ def test_delta_appends_deletion_vectors_and_time_travel(spark, tables):
     assert now.total == 4 and len(now.files) == 2
     then = index.prune(eq("id", 5017), delta_version=0)
     assert then.total == 3 and file_list(then) == v0.files
+    # The same files as the Spark rule, on the stale table with a deletion vector. Spark's Delta listing first
+    # skips files by Delta's statistics, which the reader does not read (and Delta cannot list a table with
+    # deletion vectors with that skipping off): the rule keeps the reader's files that Delta's listing keeps.
+    checks = [or_(eq("id", 5001), isin("s", ["", "日本3", "absent"])), and_(eq("d", -0.0), eq("id", 5020)),
+              and_(eq("d", float("nan")), eq("id", 5017)), or_(is_null("d"), eq("s", "ß7"))]
+    table = spark.read.format("delta").load(delta)
+    kept, _ = _spark_kept(spark, table, checks)
+    listed, _ = _spark_kept(spark, table, checks, enabled=False)
+    for predicate, theirs, by_delta in zip(checks, kept, listed):
+        ours = set(index.prune(predicate).files)
+        assert ours & by_delta == theirs and ours >= theirs, str(predicate)
+    assert any(theirs < by_delta for theirs, by_delta in zip(kept, listed))
 
 
 ZONED_SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("d", pa.float64())])
@@ -348,28 +387,25 @@ def test_zones_read_only_the_row_groups_that_may_match_and_give_the_same_rows(zo
     assert restricted > 0
 
 
-def test_the_row_groups_kept_are_as_many_as_the_spark_rule_reads(spark, zoned):
-    """Single-value probes, where the jar's narrowing of zone probes to the file's values changes nothing."""
-    from hsbloom.explain import row_group_counts
-
+def test_the_files_and_row_groups_kept_are_the_ones_the_spark_rule_reads(spark, zoned):
+    """A flat directory with zones: the same files, and as many row groups, as the Spark rule. A long IN probes
+    each file's zones with only the values the file's filter may hold, as the jar does (`narrowedTo`)."""
     root, index_path = zoned
     index = open_index(index_path)
-    df = spark.read.parquet(root)
-    checks = [eq("id", 77), eq("d", -0.0), is_null("s")]
-    pruned_somewhere = False
-    hsbloom.enable(spark)
-    try:
-        for predicate in checks:
-            pruned = index.prune(predicate)
-            query = df.where(_sql(predicate))
-            spark_pruned = row_group_counts(query)[1] or 0
-            ours = sum(len(pruned.row_groups.get(f, range(4))) for f in pruned.files)
-            assert files_read(query) == len(pruned.files), str(predicate)
-            assert 4 * len(pruned.files) - spark_pruned == ours, str(predicate)
-            pruned_somewhere |= spark_pruned > 0
-    finally:
-        hsbloom.disable(spark)
-    assert pruned_somewhere
+    # IN lists of thousands of absent values: unnarrowed, their zone false positives kept more row groups and files.
+    checks = [eq("id", 77), eq("d", -0.0), is_null("s"), isin("id", [77] + list(range(10**6, 10**6 + 3000))),
+              isin("s", ["ß4"] + [f"x{i}" for i in range(1000)]), isin("s", ["", "日本3", "emoji 🎉5", "absent"]),
+              eq("d", float("nan")), or_(eq("id", 5), and_(eq("s", "ß4"), eq("d", 1.5)))]
+    kept, metrics = _spark_kept(spark, spark.read.parquet(root), checks)
+    for predicate, theirs, m in zip(checks, kept, metrics):
+        pruned = index.prune(predicate)
+        assert set(pruned.files) == theirs, str(predicate)[:200]
+        # Row groups read: the scan's own before/pruned counts (before: of the files its file filters kept),
+        # or, where it pruned no row group, every row group (four) of each file read.
+        spark_read = (m["hsbloomRowGroupsBefore"] - m["hsbloomRowGroupsPruned"] if "hsbloomRowGroupsPruned" in m
+                      else 4 * len(theirs))
+        assert sum(len(pruned.row_groups.get(f, range(4))) for f in pruned.files) == spark_read, str(predicate)[:200]
+    assert any("hsbloomRowGroupsPruned" in m for m in metrics)
 
 
 def test_damaged_zones_keep_their_file_whole(zoned, tmp_path):

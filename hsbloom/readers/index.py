@@ -240,12 +240,34 @@ class Index:
 
         def probe() -> np.ndarray:
             # No row: kept; no non-null value: skipped; no filter: kept; else what the filter says.
-            may = ~entries.present | (entries.group < 0)
-            may |= self._filters_may_hold(column, entries, hashes, target)
+            unknown = ~entries.present | (entries.group < 0)
+            if target is self._zones:
+                in_file, may = self._zones_may_hold(column, entries, hashes)
+                may |= unknown & in_file
+            else:
+                may = unknown | self._filters_may_hold(column, entries, hashes, target)
             may &= ~(entries.present & (entries.num_rows == entries.num_nulls))
             return may
 
         return probe
+
+    def _zones_may_hold(self, column: str, entries: ColumnEntries, hashes: list) -> tuple:
+        """Per zone: whether its file's own `column` filter may hold one of `hashes`, and whether the zone's filter
+        may hold one of those its file may hold. A value in a row group is in its file, so a zone is probed only
+        with the values its file may hold (the jar's `narrowedTo`, zones.md): an IN of n values then has the false
+        positives of those few, not of all n, and the reader keeps the row groups (and files) the jar keeps."""
+        files = self._held.columns.get(column)
+        in_file = np.zeros(len(self._zones), dtype=bool)
+        found = np.zeros(len(self._zones), dtype=bool)
+        for h in hashes:
+            if files is None:
+                file_may = np.ones(len(self._held), dtype=bool)
+            else:
+                file_may = ~files.present | (files.group < 0) | self._filters_may_hold(column, files, [h], self._held)
+            zone_file_may = file_may[self._zones.file]
+            in_file |= zone_file_may
+            found |= zone_file_may & self._filters_may_hold(column, entries, [h], self._zones)
+        return in_file, found
 
     def _filters_may_hold(self, column: str, entries: ColumnEntries, hashes: list, target: Any) -> np.ndarray:
         """Per held file (or zone), whether its `column` filter may hold one of `hashes`: each group's stripe is

@@ -24,8 +24,8 @@ import hsbloom.shim.FileRelation
  * and every refresh ask this check before they write anything, and are refused when an indexed column is
  * encrypted in any file (a plaintext footer says which columns are) or any file's footer is encrypted (its magic
  * is `PARE`, and nothing of it can be read without the key). With `spark.hsbloom.index.encryption=columns` the
- * files' master keys are read instead (`EncryptionKeys`): files that disagree are refused, and so are zones and
- * the global filter of encrypted columns (not built yet); otherwise the build seals the encrypted columns' rows
+ * files' master keys are read instead (`EncryptionKeys`): files that disagree are refused, and so is the global
+ * filter of encrypted columns (not built yet); otherwise the build seals the encrypted columns' rows
  * with those keys (`sealing`, `hsbloom.index.SealedTable`; docs/design/encryption.md).
  *
  * What it reads: nothing when the read has no crypto factory (`parquet.crypto.factory.class`, in the session or
@@ -96,7 +96,7 @@ object EncryptedColumns {
       val named = keys.columns.map { case (c, k) => s"column '$c' with master key $k" } ++
         Option.when(keys.footerEncrypted)(s"footers with master key ${keys.footerKey.getOrElse("(none)")}")
       Left(s"${named.mkString(", ")} would be encrypted in the index ($Setting), but this hsbloom does not " +
-        s"build ${unsealable.mkString(" or ")} encrypted yet; index with granularity='file' and global_filter=False " +
+        s"build ${unsealable.mkString(" or ")} encrypted yet; index with global_filter=False " +
         "(docs/security.md#encrypted-columns)")
   }
 
@@ -122,8 +122,8 @@ object EncryptedColumns {
    */
   final case class Sealing(masterKeys: Map[String, String], footerKey: String, footerEncrypted: Boolean,
       readOptions: Map[String, String]) {
-    def options(masterKey: String): Map[String, String] =
-      hsbloom.index.SealedTable.writeOptions(masterKey, footerKey, footerEncrypted, readOptions)
+    def options(masterKey: String, fields: Seq[String]): Map[String, String] =
+      hsbloom.index.SealedTable.writeOptions(masterKey, footerKey, footerEncrypted, readOptions, fields)
   }
 
   /**
@@ -187,7 +187,7 @@ object EncryptedColumns {
   }
 
   private val Planned = s"index encryption (${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}) " +
-    "indexes it with its filters and counts encrypted under the files' keys, with granularity='file' and " +
+    "indexes it with its filters and counts encrypted under the files' keys, with " +
     "global_filter=False (docs/security.md#encrypted-columns)"
 
   private def columnRefused(column: String, file: String): String =

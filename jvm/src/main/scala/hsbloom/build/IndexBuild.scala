@@ -139,7 +139,11 @@ object IndexBuild {
     val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fpp, request.globalFilter,
       request.maxBufferedHashes, globalPartitions, request.sharedFpp)
     val zonePartitions = if (request.zones) filePartitions else 0
-    val hadoopConf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConf()))
+    // The zones' footers are read as the scan reads the files: with the read's options (an encrypted source's
+    // crypto factory and KMS settings may be given only there).
+    val readOptions = scanned.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs.options }
+      .getOrElse(Map.empty[String, String])
+    val hadoopConf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConfWithOptions(readOptions)))
     val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(scanned, request.columns.map(c => resolveName(scanned, c)))
       .mapPartitions { chunks =>
         val zones = if (zonePartitions > 0) Some(new ZoneTracker(settings, hadoopConf.value.value)) else None
@@ -174,8 +178,7 @@ object IndexBuild {
             columns(k.column), z.rows, z.nulls, z.ndv, z.filter, z.rowGroup, z.rowGroups, z.start, z.length)
           case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a zone partition")
         })
-      ZoneTable.write(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request.dataPath, "errorifexists",
-        adoption.zoneTable(spark))
+      writeZoneRows(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request, adoption.zoneTable(spark))
     }
     (fileStats.value.asScala.toSeq, global)
   }
@@ -198,6 +201,22 @@ object IndexBuild {
       val plain = cached.where(!col("column").isin(request.sealedColumns.toSeq: _*))
       IndexTables.writeFileTable(if (sealedOnly) listing else plain, request.dataPath, mode, stored)
       SealedTable.write(cached, request.dataPath, sealing.masterKeys, sealing.options)
+    } finally cached.unpersist()
+  }
+
+  /**
+   * Writes `rows` (of `ZoneTable.InputSchema`) into the zone table of the version, but the sealed columns' rows,
+   * filters inline, into its sealed zone table (`SealedTable`): no block of theirs is in plaintext `blocks/`.
+   * Computed once, cached while both tables are written, as `writeFileRows` does.
+   */
+  private def writeZoneRows(rows: DataFrame, request: BuildRequest, stored: Option[DataFrame]): Unit = {
+    import org.apache.spark.sql.functions.col
+    val sealing = request.sealing.getOrElse(return ZoneTable.write(rows, request.dataPath, "errorifexists", stored))
+    val cached = rows.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK)
+    try {
+      ZoneTable.write(cached.where(!col("column").isin(request.sealedColumns.toSeq: _*)), request.dataPath,
+        "errorifexists", stored)
+      SealedTable.write(cached, request.dataPath, sealing.masterKeys, sealing.options, zones = true)
     } finally cached.unpersist()
   }
 

@@ -29,24 +29,44 @@ object RowGroups {
   /**
    * The row groups a reader of the block `[blockStart, blockStart + blockLength)`
    * of `path` reads, in file order, with the file's number of row groups; None
-   * when they cannot be known for sure (not a plain Parquet footer, an
-   * encrypted one, another size than listed, a range that does not select
-   * its own row group alone).
+   * when they cannot be known for sure (not a Parquet footer, an encrypted
+   * one or encrypted columns that `conf`'s crypto factory cannot decrypt,
+   * another size than listed, a range that does not select its own row
+   * group alone).
    */
   def ofBlock(path: Path, conf: Configuration, fileSize: Long, blockStart: Long, blockLength: Long)
       : Option[(Int, IndexedSeq[Group])] = try {
     ParquetTail.open(path, conf, fileSize).toOption.flatMap { tail =>
       try ofFooter(tail.footer, path, conf, blockStart, blockLength) finally tail.close()
-    }
+    }.orElse(Option.when(conf.getTrimmed(EncryptedColumns.CryptoFactory, "").nonEmpty)(
+      ofEncrypted(path, conf, blockStart, blockLength)).flatten)
   } catch {
     case NonFatal(_) => None
   }
 
+  /**
+   * As `ofBlock`, for a file with encrypted columns or footer (docs/design/encryption.md): its footer read and
+   * decrypted by parquet-java's reader with `conf`'s crypto factory, once per range filter, as Spark's reader
+   * opens it (so the same row groups are kept). None when it cannot be (no keys).
+   */
+  private def ofEncrypted(path: Path, conf: Configuration, blockStart: Long, blockLength: Long)
+      : Option[(Int, IndexedSeq[Group])] = {
+    val file = org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(path, conf)
+    provableGroups(blockStart, blockLength) { filter =>
+      val reader = org.apache.parquet.hadoop.ParquetFileReader.open(file,
+        HadoopReadOptions.builder(conf, path).withMetadataFilter(filter).build())
+      try reader.getFooter.getBlocks.asScala.toSeq finally reader.close()
+    }
+  }
+
   /** As `ofBlock`, from the file's footer bytes `footer` (already read: `ParquetTail`). */
   def ofFooter(footer: Array[Byte], path: Path, conf: Configuration, blockStart: Long, blockLength: Long)
-      : Option[(Int, IndexedSeq[Group])] = try {
-    def blocks(filter: ParquetMetadataConverter.MetadataFilter): Seq[BlockMetaData] =
-      parse(footer, path, conf, filter).getBlocks.asScala.toSeq
+      : Option[(Int, IndexedSeq[Group])] =
+    provableGroups(blockStart, blockLength)(filter => parse(footer, path, conf, filter).getBlocks.asScala.toSeq)
+
+  /** The groups of the block, when `blocks` (the footer's row groups a range filter keeps) prove them. */
+  private def provableGroups(blockStart: Long, blockLength: Long)(
+      blocks: ParquetMetadataConverter.MetadataFilter => Seq[BlockMetaData]): Option[(Int, IndexedSeq[Group])] = try {
     val all = blocks(ParquetMetadataConverter.NO_FILTER)
     val ordinals = all.map(_.getStartingPos).zipWithIndex.toMap
     val read = blocks(ParquetMetadataConverter.range(blockStart, blockStart + blockLength))

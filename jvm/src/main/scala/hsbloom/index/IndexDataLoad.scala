@@ -93,9 +93,12 @@ object IndexDataLoad {
       }
     } finally reads.foreach(_.cancel(false))
     // Encrypted columns: their rows are in the sealed table, read with this session's keys or not at all.
-    slots.sealedProblem = SealedTable.load(dataPaths, droppedFileIds, conf, slots)
+    // Their zones too: without keys a file's zones lack the encrypted columns, so their conditions keep every zone.
+    val (sealedZones, zonesProblem) = SealedTable.loadZones(dataPaths, droppedFileIds, conf, slots)
+    slots.sealedProblem = SealedTable.load(dataPaths, droppedFileIds, conf, slots).orElse(zonesProblem)
     // Zones are optional: when they cannot be read, files are read whole (file-level pruning still applies).
-    val zones = try ZoneTable.load(dataPaths, droppedFileIds, conf, slots.reader, slots.group, slots.fileRows) catch {
+    val zones = try ZoneTable.load(dataPaths, droppedFileIds, conf, slots.reader, slots.group, slots.fileRows,
+        sealedZones) catch {
       case NonFatal(e) =>
         dataPaths.foreach(p => IndexDamage.record(new Path(p), new Path(ZoneTable.path(p)), s"the zone table cannot be read ($e)"))
         Map.empty[String, ZoneTable.FileZones]

@@ -36,6 +36,8 @@ object Layout {
   val BlocksDir = "blocks"
   /** Encrypted columns' rows, filters inline, under their columns' keys (`SealedTable`). */
   val SealedTable = "sealed"
+  /** Encrypted columns' zone rows (`ZoneTable.InputSchema`), filters inline, under their columns' keys (`SealedTable`). */
+  val SealedZonesTable = "sealed_zones"
   /** Optional since data layout 3: written only for `granularity="row_group"`; a reader that lacks it reads files whole. */
   val ZonesTable = "zones"
   /**

@@ -30,32 +30,42 @@ object SealedTable {
    */
   val ListingColumn = ""
 
+  /** The zone rows of the sealed columns (`ZoneTable.InputSchema`, filters inline), sealed as the file rows are. */
+  val ZonesDir: String = Layout.SealedZonesTable
+
   def path(dataPath: String): String = new Path(dataPath, Dir).toString
+
+  def zonesPath(dataPath: String): String = new Path(dataPath, ZonesDir).toString
 
   /**
    * The Parquet write options that seal each master key's rows: column keys over every field, the footer under
    * `footerKey` (encrypted when `footerEncrypted`, else plaintext and signed), besides `readOptions` (the
-   * source read's `parquet.*` options: its crypto factory and KMS settings).
+   * source read's `parquet.*` options: its crypto factory and KMS settings). `fields`: every field of the
+   * table written (the file table's, or the zone table's).
    */
   def writeOptions(masterKey: String, footerKey: String, footerEncrypted: Boolean,
-      readOptions: Map[String, String]): Map[String, String] =
+      readOptions: Map[String, String], fields: Seq[String]): Map[String, String] =
     readOptions ++ Map(
-      "parquet.encryption.column.keys" -> s"$masterKey:${IndexTables.FileTableSchema.fieldNames.mkString(",")}",
+      "parquet.encryption.column.keys" -> s"$masterKey:${fields.mkString(",")}",
       "parquet.encryption.footer.key" -> footerKey,
       "parquet.encryption.plaintext.footer" -> (!footerEncrypted).toString)
 
   /**
    * Writes `rows` (of `FileTableSchema`) whose column is a key of `masterKeys` (column -> master key) into the
-   * sealed table of the version at `dataPath`, one write per master key. `options(masterKey)`: `writeOptions`.
+   * sealed table of the version at `dataPath`, one write per master key. `options(masterKey, fields)`:
+   * `writeOptions`. With `zones`, `rows` are of `ZoneTable.InputSchema` and go to the sealed zone table.
    */
   def write(rows: DataFrame, dataPath: String, masterKeys: Map[String, String],
-      options: String => Map[String, String]): Unit =
+      options: (String, Seq[String]) => Map[String, String], zones: Boolean = false): Unit = {
+    val fields = (if (zones) ZoneTable.InputSchema else IndexTables.FileTableSchema).fieldNames.toSeq
     masterKeys.groupBy(_._2).toSeq.sortBy(_._1).foreach { case (key, columns) =>
       rows.where(col("column").isin(columns.keys.toSeq: _*))
-        .select(IndexTables.FileTableSchema.fieldNames.map(col).toIndexedSeq: _*)
-        .write.mode("append").options(options(key))
-        .option("compression", "uncompressed").option("parquet.enable.dictionary", "false").parquet(path(dataPath))
+        .select(fields.map(col): _*)
+        .write.mode("append").options(options(key, fields))
+        .option("compression", "uncompressed").option("parquet.enable.dictionary", "false")
+        .parquet(if (zones) zonesPath(dataPath) else path(dataPath))
     }
+  }
 
   /**
    * A digest of `conf`'s Parquet encryption settings: loaded versions are cached per digest, so filters one
@@ -73,18 +83,49 @@ object SealedTable {
    * Adds the sealed rows of `dataPaths` (but `droppedFileIds`) to `slots`, each filter pinned in memory; the
    * columns whose rows could not be read (no keys, a KMS that refuses, a file that fails to decrypt), with why.
    */
-  def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, slots: SlotsBuilder): Option[String] = {
-    val problems = for {
-      dataPath <- dataPaths
-      dir = new Path(path(dataPath))
-      fs = dir.getFileSystem(conf)
-      if fs.exists(dir)
-      part <- fs.listStatus(dir).toSeq.map(_.getPath).filter(p => !p.getName.startsWith("_") && !p.getName.startsWith("."))
-        .sortBy(_.getName)
-      problem <- loadPart(part, droppedFileIds, conf, slots)
-    } yield problem
-    problems.headOption
+  def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, slots: SlotsBuilder): Option[String] =
+    partsOf(dataPaths, path, conf).flatMap(loadPart(_, droppedFileIds, conf, slots)).headOption
+
+  /** The parts of the tables at `table(dataPath)` of `dataPaths` that exist, each directory's in name order. */
+  private def partsOf(dataPaths: Seq[String], table: String => String, conf: Configuration): Seq[Path] = for {
+    dataPath <- dataPaths
+    dir = new Path(table(dataPath))
+    fs = dir.getFileSystem(conf)
+    if fs.exists(dir)
+    part <- fs.listStatus(dir).toSeq.map(_.getPath).filter(p => !p.getName.startsWith("_") && !p.getName.startsWith("."))
+      .sortBy(_.getName)
+  } yield part
+
+  /**
+   * The sealed zone rows of `dataPaths` (but `droppedFileIds`), by file key, their filters pinned in `slots`'
+   * reader, for `ZoneTable.load` to join with the plaintext zones; and why some could not be read (their
+   * columns then have no zones: every row group of their files is kept for them). A part is read whole first.
+   */
+  def loadZones(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration,
+      slots: SlotsBuilder): (Seq[(String, ZoneTable.ZoneRow)], Option[String]) = {
+    val problems = Seq.newBuilder[String]
+    val zones = partsOf(dataPaths, zonesPath, conf).flatMap { part =>
+      readRows(part, conf) match {
+        case Left(why) => problems += why; Nil
+        case Right(rows) => rows.filterNot(r => droppedFileIds.contains(r.getLong("file_id", 0))).map { r =>
+          val member = bitsetOf(r.getBinary("filter", 0).getBytes).map(bits => FilterBlocks.Member(slots.pinned(bits), 0))
+          FileKey.listed(r.getString("file_path", 0)) -> ZoneTable.ZoneRow(r.getLong("file_size", 0),
+            r.getLong("file_mtime", 0), r.getString("column", 0), r.getInteger("row_group", 0),
+            r.getInteger("row_groups", 0), r.getLong("zone_start", 0), r.getLong("zone_length", 0),
+            IndexData.ColumnEntry(r.getLong("num_rows", 0), r.getLong("num_nulls", 0), member, slots.reader))
+        }
+      }
+    }
+    (zones, problems.result().headOption)
   }
+
+  /** The bitset of a whole serialized filter; None when it does not parse (its file or zone is always read). */
+  private def bitsetOf(filter: Array[Byte]): Option[Array[Byte]] = try {
+    val header = Sbbf.parseHeader(filter)
+    val fits = header.numBytes > 0 && header.numBytes % 32 == 0 &&
+      header.headerLength.toLong + header.numBytes <= filter.length
+    if (!fits) None else Some(java.util.Arrays.copyOfRange(filter, header.headerLength, header.headerLength + header.numBytes))
+  } catch { case _: SbbfFormatException | _: IndexOutOfBoundsException => None }
 
   /** The (file id, column) pairs the sealed table of `dataPath` holds (none: no table); Left why it cannot be read. */
   def held(dataPath: String, conf: Configuration): Either[String, Seq[(Long, String)]] = {
@@ -118,13 +159,7 @@ object SealedTable {
     val rows = readRows(part, conf).fold(why => return Some(why), identity)
     rows.foreach { r =>
       if (!droppedFileIds.contains(r.getLong("file_id", 0))) {
-        val filter = r.getBinary("filter", 0).getBytes
-        val bitset = try {
-          val header = Sbbf.parseHeader(filter)
-          val fits = header.numBytes > 0 && header.numBytes % 32 == 0 &&
-            header.headerLength.toLong + header.numBytes <= filter.length
-          if (!fits) None else Some(java.util.Arrays.copyOfRange(filter, header.headerLength, header.headerLength + header.numBytes))
-        } catch { case _: SbbfFormatException | _: IndexOutOfBoundsException => None }
+        val bitset = bitsetOf(r.getBinary("filter", 0).getBytes)
         slots.addSealed(r.getString("file_path", 0), r.getLong("file_size", 0), r.getLong("file_mtime", 0),
           r.getString("column", 0), r.getLong("num_rows", 0), r.getLong("num_nulls", 0), bitset)
       }

@@ -107,13 +107,16 @@ private[hsbloom] final class SlotsBuilder(dataPaths: Seq[String], val reader: Fi
    */
   def addSealed(path: String, size: Long, mtime: Long, column: String, numRows: Long, numNulls: Long,
       bitset: Option[Array[Byte]]): Unit = {
-    val g = bitset.fold { corrupt += 1; -1 } { bits =>
-      val group = this.group(new Path(s"/${SealedTable.Dir}/${groups.size}"), 0L, 1, bits.length)
-      reader.pin(group, bits)
-      sealedBytes += bits.length
-      group.id
-    }
+    val g = bitset.fold { corrupt += 1; -1 } { bits => pinned(bits).id }
     add(slot(path, size, mtime), column, numRows, numNulls, g, 0)
+  }
+
+  /** A group of one filter whose bitset (decrypted from `SealedTable`) is pinned in the reader's memory. */
+  def pinned(bits: Array[Byte]): FilterBlocks.Group = {
+    val group = this.group(new Path(s"/${SealedTable.Dir}/${groups.size}"), 0L, 1, bits.length)
+    reader.pin(group, bits)
+    sealedBytes += bits.length
+    group
   }
 
   /** A path's key (`FileKey.listed`), taken once for the rows that follow each other and share its string. */

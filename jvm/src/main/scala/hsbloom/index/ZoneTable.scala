@@ -87,7 +87,8 @@ object ZoneTable {
   private final val RowGroup = 14; private final val RowGroups = 15; private final val Start = 16
   private final val Length = 17; private final val ZoneChecksumAt = 18
 
-  private final case class ZoneRow(size: Long, mtime: Long, column: String, rowGroup: Int, rowGroups: Int,
+  /** One zone row as planning keeps it (from `zones/`, or decrypted from the sealed zone table: `SealedTable`). */
+  private[index] final case class ZoneRow(size: Long, mtime: Long, column: String, rowGroup: Int, rowGroups: Int,
       start: Long, length: Long, entry: IndexData.ColumnEntry)
 
   /**
@@ -95,10 +96,12 @@ object ZoneTable {
    * whose zones are whole (every row group, every column, counts that add up
    * to `fileRows(key)`, rows that pass their checksums); any other file is
    * left out, and is read whole. `group` gives the block group of a row's
-   * filter, shared with the file table's groups of the same version.
+   * filter, shared with the file table's groups of the same version. `sealedRows`: the decrypted zone rows of
+   * encrypted columns (`SealedTable.loadZones`), by file key, whole with the plaintext rows of their files.
    */
   def load(dataPaths: Seq[String], droppedFileIds: Set[Long], conf: Configuration, reader: FilterBlocks.Reader,
-      group: (Path, Long, Int, Int) => FilterBlocks.Group, fileRows: String => Option[Long]): Map[String, FileZones] = {
+      group: (Path, Long, Int, Int) => FilterBlocks.Group, fileRows: String => Option[Long],
+      sealedRows: Seq[(String, ZoneRow)] = Nil): Map[String, FileZones] = {
     import IndexDataLoad.{BitsetBytes, BlocksCount, BlocksFile, BlocksOffset, BlocksPosition, ColumnName, FileId,
       FileMtime, FilePath, FileSize, NumNulls, NumRows, RowChecksumAt}
     val rows = mutable.HashMap[String, mutable.ArrayBuffer[ZoneRow]]()
@@ -145,6 +148,7 @@ object ZoneTable {
         case NonFatal(e) => IndexDamage.record(part, s"the zone table part cannot be read ($e)")
       }}
     }
+    sealedRows.foreach { case (key, row) => rows.getOrElseUpdate(key, mutable.ArrayBuffer()) += row }
     rows.iterator.filterNot { case (k, _) => unusable.contains(k) }
       .flatMap { case (k, rs) => whole(rs.toSeq, fileRows(k)).map(k -> _) }.toMap
   }

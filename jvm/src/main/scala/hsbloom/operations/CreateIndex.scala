@@ -74,6 +74,5 @@ object CreateIndex {
 
   /** What `config` builds that is not built for encrypted columns (`SealedTable`) yet. */
   private def unsealable(config: BFIndexConfig): Seq[String] =
-    Option.when(config.zones)("zones (granularity='row_group')").toSeq ++
-      Option.when(config.globalFilter)("the global filter").toSeq
+    Option.when(config.globalFilter)("the global filter").toSeq
 }

@@ -3,7 +3,8 @@ package hsbloom.refresh
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.{HsbloomException, RefreshResult}
-import hsbloom.build.ListedFile
+import hsbloom.build.{EncryptedColumns, ListedFile}
+import hsbloom.conf.HsbloomConf
 import hsbloom.index.{Layout, SealedTable}
 import hsbloom.log.{AdoptionSummary, ColumnSummary, HeldFile, IndexSource, LogEntry, PendingChanges, State, Summary}
 import hsbloom.operations.{BuildData, DataVersions, IndexContext, JobGroup, Operation}
@@ -162,10 +163,17 @@ object IncrementalRefresh {
   private def compact(ctx: IndexContext, base: LogEntry, df: DataFrame, changes: SourceChanges,
       appended: Seq[HeldFile], source: IndexSource): RefreshResult = {
     val config = base.config.get
-    if (base.parts.exists(v => ctx.fs.exists(new org.apache.hadoop.fs.Path(SealedTable.path(ctx.dataPath(v).toString))))) {
-      throw HsbloomException.indexState(s"cannot refresh index '${ctx.name}' incrementally: its data directories " +
-        "need compacting, which this hsbloom does not do for an index of encrypted columns yet (their rows are " +
-        "sealed: docs/design/encryption.md); refresh it in full mode")
+    // Sealed rows (docs/design/encryption.md) are copied decrypted with this session's keys and sealed again with
+    // the keys the files name now, before anything is written (a session that cannot is refused, naming it).
+    val sealing = if (!base.parts.exists(v => ctx.fs.exists(new org.apache.hadoop.fs.Path(SealedTable.path(
+        ctx.dataPath(v).toString))))) None else {
+      val files = (changes.kept ++ appended).map(f => ListedFile(f.id, f.path, f.size, f.mtime))
+      Some(EncryptedColumns.sealing(df, config.indexedColumns, files).getOrElse(throw HsbloomException.encryptedSource(
+        s"cannot refresh index '${ctx.name}' incrementally: its data directories need compacting, which copies " +
+          "its sealed rows (docs/design/encryption.md), and the source is read without a crypto factory " +
+          s"(${EncryptedColumns.CryptoFactory}) or with ${HsbloomConf.IndexEncryption.key} not " +
+          s"${HsbloomConf.EncryptionColumns}: give the session the table's Parquet encryption settings, or refresh " +
+          "it in full mode. Nothing was written")))
     }
     val numFiles = changes.kept.size + appended.size
     writeDirectory(ctx, base, changes, appended, source, None) { (version, description) =>
@@ -174,6 +182,8 @@ object IncrementalRefresh {
       val built = staging.map(buildAppended(ctx, base, df, appended, _, description, numFiles))
       val stats = RefreshData.assemble(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging, dataPath,
         changes.kept.map(_.id), config.indexedColumns, config.globalFilter)
+      sealing.foreach(RefreshData.assembleSealed(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging,
+        dataPath, changes.kept.map(_.id), _))
       if (staging.isDefined) ctx.deleteInDataVersion(version, Staging)
       val bytes = ctx.fs.getContentSummary(ctx.dataPath(version)).getLength
       incrementalSummary(base, stats, built, numFiles, changes.deleted.size, bytes)

@@ -5,8 +5,8 @@ import java.net.URI
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{Observation, Row, SparkSession}
-import org.apache.spark.sql.functions.{coalesce, col, count, input_file_name, length, lit, sum, when}
+import org.apache.spark.sql.{DataFrame, Observation, Row, SparkSession}
+import org.apache.spark.sql.functions.{broadcast, coalesce, col, count, input_file_name, length, lit, sum, when}
 import org.apache.spark.sql.types.{LongType, StructType}
 
 import hsbloom.index.{FileKey, IndexTables}
@@ -116,6 +116,31 @@ object RefreshData {
       c -> FileSums(rows.map(_.getLong(2)).sum, rows.map(_.getLong(3)).sum, rows.map(_.getLong(4)).sum, filterBytes,
         rows.map(_.getLong(5)).sum)
     }.toMap
+  }
+
+  /**
+   * The sealed table (`SealedTable`) of a compacted version at `newPath`: the sealed rows of `oldPaths` whose
+   * file ids are in `keptIds` and those built for the appended files at `appendedPath`, read with the session's
+   * settings and the source read's (`sealing.readOptions`: its crypto factory), sealed again as a build seals
+   * (`sealing`: the keys the files name now). A compacted version has no zones, sealed or not.
+   */
+  def assembleSealed(spark: SparkSession, oldPaths: Seq[String], appendedPath: Option[String], newPath: String,
+      keptIds: Seq[Long], sealing: hsbloom.build.EncryptedColumns.Sealing): Unit = {
+    import hsbloom.index.SealedTable
+    def read(paths: Seq[String]): Option[DataFrame] = {
+      val tables = paths.map(SealedTable.path).filter { p =>
+        val path = new Path(p)
+        path.getFileSystem(spark.sessionState.newHadoopConf()).exists(path)
+      }
+      Option.when(tables.nonEmpty)(spark.read.options(sealing.readOptions).schema(IndexTables.FileTableSchema)
+        .parquet(tables: _*))
+    }
+    val kept = spark.createDataFrame(keptIds.map(id => Row(id)).asJava,
+      new StructType().add("file_id", LongType, nullable = false))
+    val carried = read(oldPaths).map(_.join(broadcast(kept), "file_id"))
+    val rows = (carried.toSeq ++ read(appendedPath.toSeq)).map(_.select(IndexTables.FileTableSchema.fieldNames.map(col)
+      .toIndexedSeq: _*)).reduceOption(_.unionByName(_))
+    rows.foreach(SealedTable.write(_, newPath, sealing.masterKeys, sealing.options))
   }
 
   /**
