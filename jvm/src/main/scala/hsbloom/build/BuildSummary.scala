@@ -13,7 +13,9 @@ final case class ColumnBuildSummary(
     /** The global filter's estimate when there is one; else the sum over files (an upper bound). */
     ndv: Long,
     fileFilterBytes: Long,
-    globalFilterBytes: Long)
+    globalFilterBytes: Long,
+    /** Each file's distinct values, summed over the files: over `ndv`, in how many files a key is. */
+    fileNdvSum: Long)
 
 /**
  * What a build made, as the index log records it (`summary` of the entry).
@@ -45,6 +47,7 @@ final case class BuildSummary(
       node.put("ndv", c.ndv)
       node.put("file_filter_bytes", c.fileFilterBytes)
       node.put("global_filter_bytes", c.globalFilterBytes)
+      node.put("file_ndv_sum", c.fileNdvSum)
     }
     val adoption = root.putObject("adoption")
     adoption.put("adopted_files", adoptedFiles)
@@ -70,7 +73,8 @@ object BuildSummary {
         numNulls = rows.map(_.nulls).sum,
         ndv = global.get(c).map(_._1).getOrElse(rows.map(_.ndv).sum),
         fileFilterBytes = rows.map(_.filterBytes).sum,
-        globalFilterBytes = global.get(c).map(_._2).getOrElse(0L))
+        globalFilterBytes = global.get(c).map(_._2).getOrElse(0L),
+        fileNdvSum = rows.map(_.ndv).sum)
     }
     BuildSummary(
       numFiles = request.files.size,

@@ -72,12 +72,29 @@ object JoinCostModel {
    * the files at random (a key in r rows is in 1 - (1 - 1/files)^r of them),
    * plus the false positives (`fpp`). Clustered data keeps fewer; min/max
    * statistics already prune those lookups, so the random spread is the case
-   * that matters.
+   * that matters when nothing better is known (`keySpread`).
    */
   def keptFileShare(files: Int, rows: Long, distinct: Long, fpp: Double): Double = {
     val rowsPerKey = rows.toDouble / distinct
     math.min(1.0, 1 - math.pow(1 - 1.0 / files, rowsPerKey) + fpp)
   }
+
+  /**
+   * How many of `files` files hold an average key, as `(share of the files with the false positives, text)`.
+   * Measured where the index knows it (`filesPerKey`: the files' distinct keys summed, over the column's distinct
+   * keys, `ColumnSummary.filesPerKey`): clustered keys, as time-ordered ids are, sit in about one file each, keys
+   * spread at random in most; else estimated as if spread at random (`keptFileShare`).
+   */
+  def keySpread(files: Int, rows: Long, distinct: Long, fpp: Double, filesPerKey: Option[Double]): (Double, String) =
+    filesPerKey match {
+      case Some(measured) =>
+        val inFiles = math.max(1.0, math.min(files.toDouble, measured))
+        (math.min(1.0, inFiles / files + fpp), f"a key is in $inFiles%.1f of $files files (measured by the index)")
+      case None =>
+        val share = keptFileShare(files, rows, distinct, fpp)
+        (share, f"a key is in about ${share * files}%.1f of $files files (${rows.toDouble / distinct}%.1f rows a key, " +
+          "if spread at random)")
+    }
 
   /** The most keys that keep at most `MaxKeptFileShare` of the files, for a one-key share `perKey`. */
   def maxUsefulKeys(perKey: Double): Int =
@@ -94,13 +111,11 @@ object JoinCostModel {
    * worth waiting for (at most `maxKeys`).
    */
   def filePruning(files: Int, rows: Long, distinct: Long, fpp: Double, probeBytes: BigInt, buildBytes: BigInt,
-      maxKeys: Int, buildDistinct: Option[Long] = None): (Decision, Int) = {
-    if (files < 2) return (Skip(s"the probe side has $files file(s)"), 0)
-    if (rows <= 0 || distinct <= 0) return (Skip("the probe column's index has no row or distinct counts"), 0)
-    val perKey = keptFileShare(files, rows, distinct, fpp)
-    val useful = math.min(maxUsefulKeys(perKey), maxKeys)
-    val spread = f"a key is in about ${perKey * files}%.1f of $files files (${rows.toDouble / distinct}%.1f rows a key)"
-    if (useful < 1) return (Skip(s"$spread: no key set keeps under ${(MaxKeptFileShare * 100).toInt}% of them"), 0)
+      maxKeys: Int, buildDistinct: Option[Long] = None, filesPerKey: Option[Double] = None): (Decision, Int) = {
+    val (useful, spread) = keysWorthIt(files, rows, distinct, fpp, maxKeys, filesPerKey) match {
+      case Left(skip) => return (skip, 0)
+      case Right(found) => found
+    }
     buildDistinct.filter(_ > useful).foreach { n =>
       return (Skip(s"$spread; at most $useful build key(s) are worth it, and the build side filters no rows: " +
         s"its key has $n distinct values (its index)"), 0)
@@ -111,5 +126,22 @@ object JoinCostModel {
     }
     (Apply(s"$spread; at most $useful build key(s) are worth it; the build side's $buildBytes bytes are read " +
       "again for its keys"), useful)
+  }
+
+  /**
+   * The most build keys (at most `maxKeys`) whose files the probe side's
+   * index may prune, with the spread they were found from; or why no key set
+   * is worth it (an average key already in over `MaxKeptFileShare` of the
+   * files, or no counts). This alone decides whether a broadcast's keys are
+   * taken: they cost no second read of the build side, only their collection.
+   */
+  def keysWorthIt(files: Int, rows: Long, distinct: Long, fpp: Double, maxKeys: Int, filesPerKey: Option[Double])
+      : Either[Skip, (Int, String)] = {
+    if (files < 2) return Left(Skip(s"the probe side has $files file(s)"))
+    if (rows <= 0 || distinct <= 0) return Left(Skip("the probe column's index has no row or distinct counts"))
+    val (perKey, spread) = keySpread(files, rows, distinct, fpp, filesPerKey)
+    val useful = math.min(maxUsefulKeys(perKey), maxKeys)
+    if (useful < 1) Left(Skip(s"$spread: no key set keeps under ${(MaxKeptFileShare * 100).toInt}% of them"))
+    else Right((useful, spread))
   }
 }

@@ -174,6 +174,16 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     if (costModelOn && BuildSide.filtersByValues(target, column.attribute)) {
       return skip(s"the query filters ${column.attribute.name} by values already (its own pruning applies)")
     }
+    // Where an average key is in most of the probe side's files, no key set prunes: neither a broadcast's keys
+    // (collecting them is not free) nor a job of their own.
+    val noKeySet = if (!costModelOn) None else probe.index.entry.columnSummaries.get(probe.indexColumn).flatMap { s =>
+      JoinCostModel.keysWorthIt(fileCount(column.fs, probe.index), s.numRows - s.numNulls, s.ndv,
+        probe.index.entry.fpp, HsbloomConf.JoinPruningMaxBuildKeys.get(session), s.filesPerKey).left.toOption
+    }
+    noKeySet match {
+      case Some(none) => return skip(none.reason)
+      case None =>
+    }
     // Keys read in a job of their own (the build side computed a second time): only where main's planning checks
     // find that it pays (`ownJob`). A broadcast of this join's build side is reused instead whenever Spark plans
     // one (`BroadcastKeysRule`), for `=` keys: so the keys are installed even where the own job is not allowed.
@@ -228,7 +238,7 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys) else {
       JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
         probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
-        maxKeys, buildDistinct)
+        maxKeys, buildDistinct, summary.filesPerKey)
     }
     (if (decision.applies) Right(decision.reason) else Left(decision.reason), useful)
   }

@@ -83,6 +83,7 @@ object LogJson {
       val n = columns.putObject(name)
       n.put("num_rows", c.numRows); n.put("num_nulls", c.numNulls); n.put("ndv", c.ndv)
       n.put("file_filter_bytes", c.fileFilterBytes); n.put("global_filter_bytes", c.globalFilterBytes)
+      c.fileNdvSum.foreach(n.put("file_ndv_sum", _))
     }
     s.adoption.foreach { a =>
       val n = o.putObject("adoption")
@@ -193,7 +194,8 @@ object LogJson {
       cs.names.map { name =>
         val c = cs.obj(name)
         name -> ColumnSummary(c.long("num_rows"), c.long("num_nulls"), c.long("ndv"), c.long("file_filter_bytes"),
-          c.long("global_filter_bytes"))
+          c.long("global_filter_bytes"),
+          c.optional("file_ndv_sum").map(Fields.long(_, s"summary.columns.$name.file_ndv_sum")))
       }
     }.getOrElse(Nil)
     Summary(

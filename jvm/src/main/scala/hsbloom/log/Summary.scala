@@ -2,8 +2,19 @@ package hsbloom.log
 
 import hsbloom.build.BuildSummary
 
-/** What the build counted for one indexed column (`summary.columns.<c>` of an entry). */
-final case class ColumnSummary(numRows: Long, numNulls: Long, ndv: Long, fileFilterBytes: Long, globalFilterBytes: Long)
+/**
+ * What the build counted for one indexed column (`summary.columns.<c>` of an entry). `fileNdvSum`: each file's
+ * distinct values, summed over the files (None: an entry written before it was recorded).
+ */
+final case class ColumnSummary(numRows: Long, numNulls: Long, ndv: Long, fileFilterBytes: Long, globalFilterBytes: Long,
+    fileNdvSum: Option[Long] = None) {
+  /**
+   * In how many files an average key is, measured: the files' distinct values over the column's. Only with a
+   * global filter, whose estimate counts each key once (without one, `ndv` is the files' sum itself).
+   */
+  def filesPerKey: Option[Double] =
+    fileNdvSum.filter(_ > 0).filter(_ => globalFilterBytes > 0 && ndv > 0).map(_.toDouble / ndv)
+}
 
 /** How many files' filters a build adopted from their own Parquet Bloom filters, and why it hashed the others. */
 final case class AdoptionSummary(adoptedFiles: Long, hashedFiles: Map[String, Long])
@@ -40,7 +51,7 @@ object Summary {
     fileFpp = Some(fileFpp),
     sharedFpp = Some(sharedFpp),
     columns = built.columns.map { case (c, s) =>
-      c -> ColumnSummary(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, s.globalFilterBytes)
+      c -> ColumnSummary(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, s.globalFilterBytes, Some(s.fileNdvSum))
     },
     adoption = Some(AdoptionSummary(built.adoptedFiles, built.hashedWhy.map { case (k, v) => k -> v.toLong })))
 }

@@ -204,7 +204,7 @@ object IncrementalRefresh {
       val ndv = if (config.globalFilter) {
         math.min(before.ndv + appended.flatMap(_.column(c)).map(_.ndv).getOrElse(0L), now.numRows - now.numNulls)
       } else now.ndvSum
-      c -> ColumnSummary(now.numRows, now.numNulls, ndv, now.fileFilterBytes, before.globalFilterBytes)
+      c -> ColumnSummary(now.numRows, now.numNulls, ndv, now.fileFilterBytes, before.globalFilterBytes, Some(now.ndvSum))
     }
     val (baseFileFpp, sharedFpp) = base.fpps
     val fileFpp = appended.flatMap(_.fileFpp).fold(baseFileFpp)(math.max(baseFileFpp, _))

@@ -65,6 +65,18 @@ class JoinCostModelSuite extends AnyFunSuite {
     assert(filePruning(200, 20000000, 20000000, 0.01, 300 * MiB, 1 * MiB, 5000, buildDistinct = Some(20))._1.applies)
   }
 
+  test("file pruning: a measured spread replaces the random one (clustered keys are in one file each)") {
+    // The held-out shape of #36: 80 files of time-ordered ids, 2 rows a key; at random a key would be in 2 files
+    val clustered = keysWorthIt(80, 2000000, 1000000, 0.01, 100000, filesPerKey = Some(1.0))
+    assert(clustered.isRight && clustered.toOption.get._2.contains("1.0 of 80 files (measured"), clustered)
+    assert(clustered.toOption.get._1 > keysWorthIt(80, 2000000, 1000000, 0.01, 100000, None).toOption.get._1)
+    // lineitem.l_partkey measured: each file holds 143K of the 200K parts, 17.2 files a key: no key set pays
+    val spread = keysWorthIt(24, 6000000, 200000, 0.01, 100000, filesPerKey = Some(24 * 143000 / 200000.0))
+    assert(spread.left.exists(_.reason.contains("17.2 of 24 files (measured by the index): no key set")), spread)
+    // A measured spread never counts a key in fewer than one file or more than all of them
+    assert(keySpread(10, 100, 100, 0.0, Some(0.2))._1 == 0.1 && keySpread(10, 100, 100, 0.0, Some(40.0))._1 == 1.0)
+  }
+
   test("the keys worth waiting for keep at most half of the files") {
     assert(maxUsefulKeys(0.6) == 0)
     val share = keptFileShare(8, 1000, 1000, 0.01)

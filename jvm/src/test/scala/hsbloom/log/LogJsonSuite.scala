@@ -36,6 +36,10 @@ class LogJsonSuite extends AnyFunSuite {
     assert(!json(e).get("source").has("files")) // the version's tables list the files, not the entry
     assert(json(e).get("source").get("delta_version").asLong == 7)
     assert(!text.contains("hsbloom.") && !text.toLowerCase.contains("class"))
+    // An entry written before the files' distinct sum was recorded reads as None; one with it, as itself.
+    val measured = e.copy(summary = e.summary.map(s => s.copy(columns = Seq("user_id" -> ColumnSummary(5, 0, 5, 40, 8, Some(6L))))))
+    assert(LogJson.parse(LogJson.write(measured)) == measured)
+    assert(measured.summary.get.columns.head._2.filesPerKey.contains(1.2) && e.summary.get.columns.head._2.filesPerKey.isEmpty)
     val quick = e.copy(pending = Some(PendingChanges(5, Some(8), Seq(FileFingerprint("file:/c.parquet", 30, 3000)), Seq(0))))
     assert(LogJson.parse(LogJson.write(quick)) == quick)
     assert(json(quick).get("pending").toString ==
