@@ -180,14 +180,16 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       JoinCostModel.keysWorthIt(fileCount(column.fs, probe.index), s.numRows - s.numNulls, s.ndv,
         probe.index.entry.fpp, HsbloomConf.JoinPruningMaxBuildKeys.get(session), s.filesPerKey).left.toOption
     }
-    noKeySet match {
-      case Some(none) => return skip(none.reason)
-      case None =>
-    }
     // Keys read in a job of their own (the build side computed a second time): only where main's planning checks
     // find that it pays (`ownJob`). A broadcast of this join's build side is reused instead whenever Spark plans
     // one (`BroadcastKeysRule`), for `=` keys: so the keys are installed even where the own job is not allowed.
     val (ownJob, useful) = ownJobDecision(column, probe, source, sourceKey)
+    noKeySet match {
+      case Some(none) =>
+        val ownReason = ownJob.left.toOption.filterNot(_ == none.reason)
+        return skip(ownReason.map(r => s"$r; no broadcast's keys either: ${none.reason}").getOrElse(none.reason))
+      case None =>
+    }
     // Without a job of its own the keys can only come from a broadcast: only for `=`, and a build side Spark may
     // broadcast (within the threshold by its estimate); otherwise the plan is left as it was.
     if (ownJob.isLeft && (nullSafe || !small(source))) return skip(ownJob.left.getOrElse(""))
