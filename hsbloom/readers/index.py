@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.fs as pafs
 
 from hsbloom.errors import InvalidArgumentError
@@ -222,7 +223,7 @@ class Index:
         usable = {c: self.version.schema.get(c, "") for c in _columns(predicate) if c in self.version.indexed_columns
                   and literals.is_hashable_type(self.version.schema.get(c, ""))}
         may_match = self._compile(predicate, usable)()
-        return sorted(p for p, m in zip(self._held.paths, may_match) if m)
+        return sorted(self._held.path_array.filter(pa.array(may_match)).to_pylist())
 
     def _usable_columns(self, predicate: Predicate, listing: sources.Listing, reasons: list) -> dict:
         """{column: recorded type} of the predicate's columns the index can probe; a reason for each other."""
