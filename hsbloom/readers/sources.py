@@ -2,8 +2,8 @@
 
 A Parquet directory is listed through pyarrow's filesystem in one recursive call that returns sizes and mtimes
 (hive partitions, hidden `_`/`.` names left out as Spark leaves them out); a Delta table's snapshot through the
-`deltalake` package (the current version, or the one asked for). The staleness rule is the Spark rule's: a file is probed only when the index holds it with the same
-size and modification time; every other file is kept.
+`deltalake` package (the current version, or the one asked for). The staleness rule is the Spark rule's: a file
+is probed only when the index holds it with the same size and modification time; every other file is kept.
 """
 
 from __future__ import annotations
