@@ -242,17 +242,23 @@ def test_a_sealed_index_prunes_with_keys_and_keeps_every_file_without(spark, sea
     assert hs.index(f"sealed_{footer}").num_files == 4
     expected = outcomes(spark, df, SEALED_PREDICATES, enabled=False)
     assert [len(ids) for ids in expected[:5]] == [1, 1, 1, 1, 1]  # each value is in the table once
+    catalog = jar.jar_class(spark, "index_catalog")
     try:
         with session_settings(spark, READ):  # the session holds the keys: the sealed rows are decrypted
             assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == expected
             hsbloom.enable(spark)
+            loads = catalog.loads()
             assert files_read(df.where("ssn = '000007919'")) == 1
             assert files_read(df.where("ssn = 'ünï'")) == 1
             assert files_read(df.where("ssn = 'absent'")) == 0
-        # The source is read with its options, but the session has no crypto factory: the index cannot be.
+            assert catalog.loads() == loads  # loaded (decrypted) once per version and crypto settings, then cached
+        # The source is read with its options, but the session has no crypto factory: the index cannot be. Its
+        # own load, not the decrypted filters cached above (keyed by the crypto settings).
+        loads = catalog.loads()
         assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == expected
         hsbloom.enable(spark)
         assert files_read(df.where("ssn = '000007919'")) == 4
+        assert catalog.loads() == loads + 1
         assert NO_KEYS_REASON in explain_string(df.where("ssn = 'absent'"))
     finally:
         hsbloom.disable(spark)
