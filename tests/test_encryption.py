@@ -242,17 +242,23 @@ def test_a_sealed_index_prunes_with_keys_and_keeps_every_file_without(spark, sea
     assert hs.index(f"sealed_{footer}").num_files == 4
     expected = outcomes(spark, df, SEALED_PREDICATES, enabled=False)
     assert [len(ids) for ids in expected[:5]] == [1, 1, 1, 1, 1]  # each value is in the table once
+    catalog = jar.jar_class(spark, "index_catalog")
     try:
         with session_settings(spark, READ):  # the session holds the keys: the sealed rows are decrypted
             assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == expected
             hsbloom.enable(spark)
+            loads = catalog.loads()
             assert files_read(df.where("ssn = '000007919'")) == 1
             assert files_read(df.where("ssn = 'ünï'")) == 1
             assert files_read(df.where("ssn = 'absent'")) == 0
-        # The source is read with its options, but the session has no crypto factory: the index cannot be.
+            assert catalog.loads() == loads  # loaded (decrypted) once per version and crypto settings, then cached
+        # The source is read with its options, but the session has no crypto factory: the index cannot be. Its
+        # own load, not the decrypted filters cached above (keyed by the crypto settings).
+        loads = catalog.loads()
         assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == expected
         hsbloom.enable(spark)
         assert files_read(df.where("ssn = '000007919'")) == 4
+        assert catalog.loads() == loads + 1
         assert NO_KEYS_REASON in explain_string(df.where("ssn = 'absent'"))
     finally:
         hsbloom.disable(spark)
@@ -397,6 +403,21 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
         same_rows_one_file_and_healthy()
     unkeyed = hs.verify_index("grows")  # verify reads sealed/ too: without keys it cannot
     assert not unkeyed.healthy and "sealed table (the encrypted columns' filters) cannot be read" in str(unkeyed)
+    # sealed_zones/ without keys: said, never a problem (a query keeps every row group then); with keys, read whole.
+    assert [n for n in unkeyed.not_checked if "sealed zone table" in n and "no keys" in n] and not any(
+        "sealed zone" in p.problem for p in unkeyed.problems), unkeyed
+    zone_part = sorted((system_path / "grows").glob("v__=*/sealed_zones/*.parquet"))[0]
+    original = zone_part.read_bytes()
+    zone_part.write_bytes(original[:len(original) // 2] + bytes([original[len(original) // 2] ^ 1]) +
+                          original[len(original) // 2 + 1:])
+    try:
+        with session_settings(spark, READ):
+            damaged = hs.verify_index("grows")
+    finally:
+        zone_part.write_bytes(original)
+    assert [p.problem for p in damaged.problems if p.file.endswith(zone_part.name)] and not damaged.not_checked, damaged
+    assert all("sealed zone table part cannot be read with this session's keys" in p.problem
+               for p in damaged.problems), damaged
     # A deleted file with at most one data directory allowed: the refresh compacts, copying the kept sealed rows.
     first_files[0].unlink()
     knob = jar.jvm(spark).hsbloom.refresh.IncrementalRefresh

@@ -67,6 +67,30 @@ object IndexCatalog {
   private val generation = new java.util.concurrent.atomic.AtomicLong() // bumped by invalidate()
 
   @volatile private var dataCache: Cache[DataKey, IndexData] = _
+  @volatile private var dataMaxBytes = 0L
+  private val loadCount = new java.util.concurrent.atomic.AtomicLong()
+  private val tooLarge = java.util.concurrent.ConcurrentHashMap.newKeySet[DataKey]() // warned about once
+
+  /**
+   * How many index versions this JVM has loaded (read from storage) for planning: a query served from the
+   * loaded-data cache adds none. For tests and diagnostics.
+   */
+  def loads: Long = loadCount.get
+
+  /**
+   * A cache of at most `maxBytes` by `weight`, least recently used out, in one segment: Guava splits
+   * `maximumWeight` among its segments (four by default) and drops at once an entry heavier than its segment's
+   * share, so a loaded version of more than a quarter of the bound (a sealed index's decrypted filters, pinned in
+   * memory) would be loaded again at every query. Planning is one thread a query; one segment costs no waiting.
+   */
+  private[catalog] def weighedCache[K <: AnyRef, V <: AnyRef](maxBytes: Long, weight: V => Long): Cache[K, V] =
+    CacheBuilder.newBuilder()
+      .concurrencyLevel(1)
+      .maximumWeight(maxBytes)
+      .weigher(new Weigher[K, V] {
+        override def weigh(k: K, v: V): Int = math.min(weight(v), Int.MaxValue.toLong).toInt
+      })
+      .build[K, V]()
   @volatile private var failures: Cache[DataKey, String] = _
 
   /** Forgets which indexes are ACTIVE (and failed loads), so the next query reads the logs again. */
@@ -221,8 +245,14 @@ object IndexCatalog {
           val started = System.nanoTime()
           val blockBytes = HsbloomConf.CacheBlockBytes.get(spark)
           val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, hadoopConf, blockBytes)
+          loadCount.incrementAndGet()
           log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
             f"${(System.nanoTime() - started) / 1e6}%.1f ms")
+          if (data.bytes > dataMaxBytes && tooLarge.add(dataKey)) {
+            log.warn(s"hsbloom: index ${index.entry.describe} takes ${data.bytes} bytes loaded (its encrypted " +
+              s"columns' filters count whole), more than ${HsbloomConf.CacheMaxBytes.key}=$dataMaxBytes: it is " +
+              "not kept, and every query loads it again; raise the setting")
+          }
           if (data.corruptFilters > 0) {
             log.warn(s"hsbloom: index ${index.entry.describe} has ${data.corruptFilters} corrupt filters; " +
               "their files are always read")
@@ -241,13 +271,8 @@ object IndexCatalog {
 
   private def ensureCaches(spark: SparkSession): Unit = synchronized {
     if (dataCache == null) {
-      val maxBytes = HsbloomConf.CacheMaxBytes.get(spark)
-      dataCache = CacheBuilder.newBuilder()
-        .maximumWeight(maxBytes)
-        .weigher(new Weigher[DataKey, IndexData] {
-          override def weigh(k: DataKey, v: IndexData): Int = math.min(v.bytes, Int.MaxValue).toInt
-        })
-        .build[DataKey, IndexData]()
+      dataMaxBytes = HsbloomConf.CacheMaxBytes.get(spark)
+      dataCache = weighedCache[DataKey, IndexData](dataMaxBytes, _.bytes)
       val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
       failures = CacheBuilder.newBuilder().expireAfterWrite(java.time.Duration.ofMillis(math.max(ttl, 1L)))
         .build[DataKey, String]()

@@ -91,8 +91,9 @@ object HsbloomConf {
       "process are seen within it and one read.")
 
   val CacheMaxBytes: Setting[Long] = long("spark.hsbloom.cache.maxBytes", 256 * MiB,
-    "Driver memory for the file-level tables of loaded index versions (without their filters), least " +
-      "recently used first out.")
+    "Driver memory for the file-level tables of loaded index versions (without their filters, but with the " +
+      "decrypted filters of encrypted columns), least recently used first out; a version larger than this is " +
+      "loaded again at every query.")
 
   val CacheBlockBytes: Setting[Long] = long("spark.hsbloom.cache.blockBytes", 64 * MiB,
     "Driver memory, per loaded index version, for the file filters that probes have read.")
