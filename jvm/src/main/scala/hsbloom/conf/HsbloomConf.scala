@@ -82,8 +82,8 @@ object HsbloomConf {
   val IndexEncryption: Setting[String] = choice("spark.hsbloom.index.encryption", Seq(EncryptionOff, EncryptionColumns),
     "Whether create and refresh may index a column encrypted with Parquet modular encryption: off refuses it; " +
       "columns reads the master keys of its files (PropertiesDrivenCryptoFactory only), refuses files that " +
-      "disagree, and stores the encrypted columns' filters, counts and zones sealed under the same keys " +
-      "(without a global filter only); queries read them with the session's keys.")
+      "disagree, and stores the encrypted columns' filters, counts, zones and global filters sealed under the " +
+      "same keys; queries and joins read them with the session's keys.")
 
   val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L,
     "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again (in the " +

@@ -53,6 +53,11 @@ object IndexVerify {
       }
       if (globalFilter) columns.foreach { c =>
         try IndexTables.readGlobalFilter(dataPath, c, conf) catch {
+          // An encrypted column's is in the sealed global table (`SealedGlobal`), read with this session's keys.
+          case NonFatal(_) if SealedGlobal.exists(dataPath, conf) =>
+            SealedGlobal.load(Seq(dataPath), c, conf).left.foreach(why => problem(dataPath,
+              new Path(SealedGlobal.path(dataPath)), s"the sealed global filter of '$c' cannot be read with this " +
+                s"session's keys ($why)"))
           case NonFatal(e) => problem(dataPath, new Path(IndexTables.globalPath(dataPath)), e.getMessage)
         }
       }
