@@ -9,8 +9,10 @@ features (global filters, file pruning from build-side keys) are for. Each
 query runs --repeat times with hsbloom off and on, interleaved; the fastest of
 each is printed with their ratio, whether the rows are identical and whether
 it meets the goal (within 1.10x or 0.3 s of off), then the totals. Then, per
-query, one line of what hsbloom decided with it on (`hs.explain`'s "Indexes
-used" and "Joins considered"), so the time of a slower query can be placed.
+query, one line of where hsbloom's time could go with it on: planning off and
+on (parse to physical plan, fastest of 3), the scans it pruned with its index
+checks' time (`hs.explain`'s "Indexes used"), and each join feature used or
+skipped, grouped by why ("Joins considered"), so a slower query can be placed.
 
 Data. No SSB generator is on PyPI, so SSB is derived with Spark from TPC-H at
 the same scale factor (tests/tpch_data.py, tpchgen-cli, 24 files a table,
