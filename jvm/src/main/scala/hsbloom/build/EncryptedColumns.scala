@@ -184,4 +184,19 @@ object EncryptedColumns {
       "encryption), and the index would store in plaintext what that footer hides: its row and null counts, its " +
       "schema, and which values it holds. No column of a table with encrypted footers can be indexed: write it " +
       s"with parquet.encryption.plaintext.footer=true to index its unencrypted columns, or keep it unencrypted; $Planned"
+
+  /**
+   * The sealed columns' global filters (`chunks`, cached by the build), with their counts, which the log leaves
+   * out (`SealedGlobal`); the cache is freed whatever happens.
+   */
+  def writeSealedGlobal(spark: org.apache.spark.sql.SparkSession, chunks: DataFrame, global: Map[String, (Long, Long)],
+      stats: Seq[FileStats], request: BuildRequest): Unit = try {
+    val sealing = request.sealing.get
+    val byColumn = stats.groupBy(_.column)
+    val counts = global.filter(g => request.sealedColumns(g._1)).map { case (c, (ndv, bytes)) =>
+      val rows = byColumn.getOrElse(c, Nil)
+      c -> hsbloom.index.SealedGlobal.Counts(rows.map(_.rows).sum, rows.map(_.nulls).sum, ndv, bytes)
+    }
+    hsbloom.index.SealedGlobal.write(spark, chunks, counts, request.dataPath, sealing.masterKeys, sealing.options)
+  } finally chunks.unpersist()
 }

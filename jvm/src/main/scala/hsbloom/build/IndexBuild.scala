@@ -11,7 +11,7 @@ import org.apache.spark.util.SerializableConfiguration
 import com.fasterxml.jackson.databind.ObjectMapper
 
 import hsbloom.build.BuildPartitioner.{NumBuckets, bucketPartition}
-import hsbloom.index.{FileKey, IndexTables, SealedGlobal, SealedTable, ZoneTable}
+import hsbloom.index.{FileKey, IndexTables, SealedTable, ZoneTable}
 import hsbloom.shim.{ClassicDataset, FileRelation}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
@@ -106,18 +106,7 @@ object IndexBuild {
       writeFileRows(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema), request, "append", None)
     }
     val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
-    sealedGlobal.foreach { chunks =>
-      // The sealed columns' global filters, with their counts (which the log leaves out): `SealedGlobal`.
-      try {
-        val sealing = request.sealing.get
-        val byColumn = allStats.groupBy(_.column)
-        val counts = global.filter(g => request.sealedColumns(g._1)).map { case (c, (ndv, bytes)) =>
-          val rows = byColumn.getOrElse(c, Nil)
-          c -> SealedGlobal.Counts(rows.map(_.rows).sum, rows.map(_.nulls).sum, ndv, bytes)
-        }
-        SealedGlobal.write(spark, chunks, counts, request.dataPath, sealing.masterKeys, sealing.options)
-      } finally chunks.unpersist()
-    }
+    sealedGlobal.foreach(EncryptedColumns.writeSealedGlobal(spark, _, global, allStats, request))
     val done = System.nanoTime()
     log.info(f"${request.description}: ${if (noScan) "no scan, " else "scan, "}file-level table, zones and " +
       f"global filters ${(written - started) / 1e9}%.2f s, " +
