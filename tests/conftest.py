@@ -76,10 +76,6 @@ def spark(tmp_path_factory):
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.hsbloom.system.path", str(warehouse / "indexes"))
         .config("spark.driver.extraClassPath", str(TEST_KMS_JAR))  # configure() adds the hsbloom jar
-        # The JIT's first tier only: the tests' queries are many and small, and the optimizing tier's compilations
-        # never pay back on them (measured: 17 % less CPU over test_tpch and test_pruning_differential). The
-        # whole run keeps both cores busy, so CPU saved is time saved. Behaviour is the same either way.
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     )
     with one_spark_start_at_a_time(tmp_path_factory):
         session = hsbloom.configure(builder, delta=True).getOrCreate()
