@@ -5,7 +5,7 @@ import java.util.concurrent.Callable
 
 import scala.util.control.NonFatal
 
-import com.google.common.cache.{Cache, CacheBuilder, Weigher}
+import com.google.common.cache.{Cache, CacheBuilder}
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
@@ -13,7 +13,7 @@ import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.slf4j.LoggerFactory
 
-import hsbloom.index.{FileKey, IndexData, Layout, SealedTable}
+import hsbloom.index.{FileKey, IndexData, Layout, SealedTable, WeighedCache}
 import hsbloom.log.IndexLog
 import hsbloom.sbbf.ParquetHash
 import hsbloom.shim.FileSources
@@ -77,20 +77,6 @@ object IndexCatalog {
    */
   def loads: Long = loadCount.get
 
-  /**
-   * A cache of at most `maxBytes` by `weight`, least recently used out, in one segment: Guava splits
-   * `maximumWeight` among its segments (four by default) and drops at once an entry heavier than its segment's
-   * share, so a loaded version of more than a quarter of the bound (a sealed index's decrypted filters, pinned in
-   * memory) would be loaded again at every query. Planning is one thread a query; one segment costs no waiting.
-   */
-  private[catalog] def weighedCache[K <: AnyRef, V <: AnyRef](maxBytes: Long, weight: V => Long): Cache[K, V] =
-    CacheBuilder.newBuilder()
-      .concurrencyLevel(1)
-      .maximumWeight(maxBytes)
-      .weigher(new Weigher[K, V] {
-        override def weigh(k: K, v: V): Int = math.min(weight(v), Int.MaxValue.toLong).toInt
-      })
-      .build[K, V]()
   @volatile private var failures: Cache[DataKey, String] = _
 
   /** Forgets which indexes are ACTIVE (and failed loads), so the next query reads the logs again. */
@@ -272,7 +258,7 @@ object IndexCatalog {
   private def ensureCaches(spark: SparkSession): Unit = synchronized {
     if (dataCache == null) {
       dataMaxBytes = HsbloomConf.CacheMaxBytes.get(spark)
-      dataCache = weighedCache[DataKey, IndexData](dataMaxBytes, _.bytes)
+      dataCache = WeighedCache[DataKey, IndexData](dataMaxBytes, _.bytes)
       val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
       failures = CacheBuilder.newBuilder().expireAfterWrite(java.time.Duration.ofMillis(math.max(ttl, 1L)))
         .build[DataKey, String]()

@@ -4,7 +4,7 @@ import java.util.concurrent.Callable
 
 import scala.util.control.NonFatal
 
-import com.google.common.cache.{Cache, CacheBuilder, Weigher}
+import com.google.common.cache.Cache
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
@@ -47,13 +47,7 @@ object GlobalFilter {
       if (cache == null) {
         val max = Option(SparkEnv.get).map(env => HsbloomConf.JoinCacheMaxBytes.get(env.conf))
           .getOrElse(HsbloomConf.JoinCacheMaxBytes.default)
-        // One segment: Guava splits the bound among its segments (four by default) and drops at once an entry
-        // over one segment's share, so a filter over a quarter of the bound would be read again by every task.
-        // Tasks look a filter up once each, not per row: one segment's lock costs no waiting.
-        cache = CacheBuilder.newBuilder().concurrencyLevel(1).maximumWeight(max)
-          .weigher(new Weigher[GlobalFilterRef, Loaded] {
-            override def weigh(k: GlobalFilterRef, v: Loaded): Int = v.serialized.length
-          }).build[GlobalFilterRef, Loaded]()
+        cache = WeighedCache[GlobalFilterRef, Loaded](max, _.serialized.length.toLong)
       }
     }
     cache

@@ -4,7 +4,7 @@ import java.util.concurrent.Callable
 
 import scala.util.control.NonFatal
 
-import com.google.common.cache.{Cache, CacheBuilder, Weigher}
+import com.google.common.cache.Cache
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.hadoop.ParquetReader
@@ -158,10 +158,7 @@ object SealedGlobal {
   private def cache(maxBytes: Long): Cache[Key, (Counts, Plain)] = {
     if (driverCache == null) synchronized {
       if (driverCache == null) {
-        driverCache = CacheBuilder.newBuilder().maximumWeight(maxBytes)
-          .weigher(new Weigher[Key, (Counts, Plain)] {
-            override def weigh(k: Key, v: (Counts, Plain)): Int = math.min(Int.MaxValue.toLong, v._1.filterBytes).toInt
-          }).build[Key, (Counts, Plain)]()
+        driverCache = WeighedCache[Key, (Counts, Plain)](maxBytes, _._1.filterBytes)
       }
     }
     driverCache

@@ -2,10 +2,10 @@ package hsbloom.catalog
 
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The loaded-data cache's bound (`IndexCatalog.weighedCache`): the whole of it serves one entry. */
+/** The loaded-data cache's bound (`hsbloom.index.WeighedCache`): the whole of it serves one entry. */
 class IndexCatalogCacheSuite extends AnyFunSuite {
   test("an entry heavier than a quarter of the bound stays (Guava's default four segments dropped it at once)") {
-    val cache = IndexCatalog.weighedCache[String, Array[Byte]](1000L, _.length.toLong)
+    val cache = hsbloom.index.WeighedCache[String, Array[Byte]](1000L, _.length.toLong)
     cache.put("sealed", new Array[Byte](900))
     assert(cache.getIfPresent("sealed") != null)
     cache.put("other", new Array[Byte](200)) // over the bound together: the least recently used goes
