@@ -1,4 +1,4 @@
-"""Shared pieces of the benchmarks: a Spark session, a generated table, a timer.
+"""Shared pieces of the benchmarks: a Spark session, a generated table, a timer, off/on runs interleaved.
 
 Every benchmark prints figures measured side by side in one run, so the
 ratios compare like with like on whatever machine runs them.
@@ -82,3 +82,16 @@ def timed(action: Callable[[], object], repeat: int = 3) -> float:
         action()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def fastest_interleaved(spark, run: Callable[[], list], repeat: int) -> tuple[float, float, bool]:
+    """(fastest off, fastest on, identical rows), runs alternating off/on."""
+    times: dict[bool, list[float]] = {False: [], True: []}
+    rows: dict[bool, list] = {}
+    for _ in range(repeat):
+        for enabled in (False, True):
+            (hsbloom.enable if enabled else hsbloom.disable)(spark)
+            start = time.perf_counter()
+            rows[enabled] = run()
+            times[enabled].append(time.perf_counter() - start)
+    return min(times[False]), min(times[True]), rows[False] == rows[True]

@@ -23,9 +23,8 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Callable
 
-from common import DATA, session
+from common import DATA, fastest_interleaved, session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from tpch_data import canonical, create_indexes, generate, register_views, table_path  # noqa: E402
@@ -33,19 +32,6 @@ from tpch_queries import QUERIES  # noqa: E402
 
 import hsbloom  # noqa: E402
 from hsbloom.explain import files_read  # noqa: E402
-
-
-def fastest_interleaved(spark, run: Callable[[], list], repeat: int) -> tuple[float, float, bool]:
-    """(fastest off, fastest on, identical rows), runs alternating off/on."""
-    times: dict[bool, list[float]] = {False: [], True: []}
-    rows: dict[bool, list] = {}
-    for _ in range(repeat):
-        for enabled in (False, True):
-            (hsbloom.enable if enabled else hsbloom.disable)(spark)
-            start = time.perf_counter()
-            rows[enabled] = run()
-            times[enabled].append(time.perf_counter() - start)
-    return min(times[False]), min(times[True]), rows[False] == rows[True]
 
 
 def run_queries(spark, numbers: list[int], repeat: int) -> None:

@@ -204,15 +204,19 @@ class VerifyResult:
     log_entries: int  # entries in the log
     data_paths: tuple[str, ...]  # the data directories that were read whole
     problems: tuple[Problem, ...]
+    # What was not read, and why (the sealed zone table in a session without keys); never a problem.
+    not_checked: tuple[str, ...] = ()
 
     @property
     def healthy(self) -> bool:
         return not self.problems
 
     def __str__(self) -> str:
+        unread = "".join(f"; not checked: {n}" for n in self.not_checked)
         if self.healthy:
-            return f"index {self.name!r} ({self.state}): healthy ({self.log_entries} log entries, data {self.data_paths})"
-        lines = [f"index {self.name!r} ({self.state}): {len(self.problems)} problem(s)"]
+            return (f"index {self.name!r} ({self.state}): healthy ({self.log_entries} log entries, "
+                    f"data {self.data_paths}){unread}")
+        lines = [f"index {self.name!r} ({self.state}): {len(self.problems)} problem(s){unread}"]
         lines += [f"  {p.file}: {p.problem}" for p in self.problems]
         lines.append(
             "  Recovery (docs/troubleshooting.md): refresh_index(name, mode='full') rebuilds damaged data from the "
@@ -223,4 +227,5 @@ class VerifyResult:
 
     @classmethod
     def from_row(cls, r: Any) -> "VerifyResult":
-        return cls(r.name, r.state, r.log_entries, tuple(r.data_paths), tuple(Problem(p.file, p.problem) for p in r.problems))
+        return cls(r.name, r.state, r.log_entries, tuple(r.data_paths), tuple(Problem(p.file, p.problem) for p in r.problems),
+                   tuple(r.not_checked))

@@ -129,8 +129,10 @@ def test_a_refresh_over_an_appended_encrypted_file_is_refused_in_every_mode(spar
         for mode in ("quick", "incremental", "full"):
             with pytest.raises(EncryptedSourceError, match="cannot refresh index 'grows': column 'ssn' is encrypted"):
                 hs.refresh_index("grows", mode=mode)
+    # With index encryption on, the appended file would seal ssn beside its plaintext rows: a full refresh seals it.
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}), pytest.raises(
-            EncryptedSourceError, match="cannot refresh index 'grows': column 'ssn' with master key k1 would be encrypted"):
+            EncryptedSourceError, match="cannot refresh index 'grows' incrementally: column 'ssn' is encrypted in "
+                                        r"appended files \(master key k1\), but the index holds it in plaintext"):
         hs.refresh_index("grows", mode="incremental")
     assert everything_under(system_path / "grows") == before  # no log entry, no data
     assert (hs.index("grows").state.value, hs.index("grows").data_version) == ("ACTIVE", version)
@@ -162,20 +164,6 @@ def test_without_keys_a_build_over_an_encrypted_column_fails_and_keeps_nothing(s
     with pytest.raises(IndexBuildError, match="so it was not created"):
         hsbloom.Hyperspace(spark).create_index(spark.read.parquet(tables["plaintext"]), BFIndexConfig("ssns", ["ssn"]))
     assert [p for p in everything_under(system_path / "ssns") if p.startswith("v__=")] == []
-
-
-@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
-def test_with_index_encryption_the_keys_are_read_and_named_and_nothing_is_written(spark, system_path, tables, footer):
-    """Both footer modes: the column's master key from its key material (an encrypted footer decrypted first)."""
-    with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}), pytest.raises(EncryptedSourceError) as refused:
-        hsbloom.Hyperspace(spark).create_index(spark.read.options(**READ).parquet(tables[footer]),
-                                               BFIndexConfig("ssns", ["ssn"]))
-    message = str(refused.value)
-    assert message.startswith("cannot create index 'ssns': column 'ssn' with master key k1"), message
-    assert ("footers with master key k2" in message) == (footer == "encrypted")
-    assert f"would be encrypted in the index ({settings.INDEX_ENCRYPTION}=columns)" in message
-    assert "does not build the global filter encrypted yet" in message and message.endswith("Nothing was written")
-    assert not system_path.exists()
 
 
 def test_with_index_encryption_files_that_disagree_on_a_columns_key_are_refused(spark, system_path, tmp_path):
@@ -221,8 +209,8 @@ def odd_people(spark):
 
 @pytest.fixture(scope="module")
 def sealed(spark, tmp_path_factory, module_system_path) -> dict[str, str]:
-    """Per footer mode, a table with ssn encrypted (row groups of 3 rows) and an index of ssn with zones, sealed
-    under k1 (keys from the read options)."""
+    """Per footer mode, a table with ssn encrypted (row groups of 3 rows) and an index of ssn with zones and a global
+    filter, sealed under k1 (keys from the read options)."""
     root = tmp_path_factory.mktemp("sealed")
     paths = {}
     hs = hsbloom.Hyperspace(spark)
@@ -231,7 +219,7 @@ def sealed(spark, tmp_path_factory, module_system_path) -> dict[str, str]:
         odd_people(spark).write.options(**encrypting(footer == "plaintext"), **SMALL_ROW_GROUPS).parquet(paths[footer])
         with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}):
             hs.create_index(spark.read.options(**READ).parquet(paths[footer]),
-                            BFIndexConfig(f"sealed_{footer}", ["ssn"], global_filter=False, granularity="row_group"))
+                            BFIndexConfig(f"sealed_{footer}", ["ssn"], granularity="row_group"))
     return paths
 
 
@@ -242,17 +230,23 @@ def test_a_sealed_index_prunes_with_keys_and_keeps_every_file_without(spark, sea
     assert hs.index(f"sealed_{footer}").num_files == 4
     expected = outcomes(spark, df, SEALED_PREDICATES, enabled=False)
     assert [len(ids) for ids in expected[:5]] == [1, 1, 1, 1, 1]  # each value is in the table once
+    catalog = jar.jar_class(spark, "index_catalog")
     try:
         with session_settings(spark, READ):  # the session holds the keys: the sealed rows are decrypted
             assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == expected
             hsbloom.enable(spark)
+            loads = catalog.loads()
             assert files_read(df.where("ssn = '000007919'")) == 1
             assert files_read(df.where("ssn = 'ünï'")) == 1
             assert files_read(df.where("ssn = 'absent'")) == 0
-        # The source is read with its options, but the session has no crypto factory: the index cannot be.
+            assert catalog.loads() == loads  # loaded (decrypted) once per version and crypto settings, then cached
+        # The source is read with its options, but the session has no crypto factory: the index cannot be. Its
+        # own load, not the decrypted filters cached above (keyed by the crypto settings).
+        loads = catalog.loads()
         assert outcomes(spark, df, SEALED_PREDICATES, enabled=True) == expected
         hsbloom.enable(spark)
         assert files_read(df.where("ssn = '000007919'")) == 4
+        assert catalog.loads() == loads + 1
         assert NO_KEYS_REASON in explain_string(df.where("ssn = 'absent'"))
     finally:
         hsbloom.disable(spark)
@@ -275,6 +269,52 @@ def test_a_sealed_index_prunes_row_groups_with_keys_and_keeps_them_all_without(s
     finally:
         hsbloom.disable(spark)
 
+
+
+PROBES = ["000007919", "", None, "ünï", "日本語", "absent", "000015838", None, "zzz", "000000000"]
+NO_KEYS_JOIN = "column 'ssn' is encrypted and this session cannot decrypt its global filter"
+
+
+@pytest.mark.parametrize("footer", ["plaintext", "encrypted"])
+def test_a_join_gets_the_sealed_global_filter_with_keys_and_not_without(spark, sealed, tmp_path, footer):
+    """The sealed global filter of ssn (sealed_global/) is injected on the other side of a join when the session
+    holds the keys (the driver decrypts it), with the same rows as hsbloom off for = and <=> (nulls, '', unicode);
+    without keys it is not, saying why, and the rows are the same. The decrypted copy the keyed session loaded is
+    cached under its crypto settings: the session without them does not get it."""
+    probes = str(tmp_path / "probes")
+    spark.createDataFrame([(i, s) for i, s in enumerate(PROBES)], "pid long, ssn string").coalesce(1) \
+        .write.parquet(probes)
+    encrypted = spark.read.options(**READ).parquet(sealed[footer])
+
+    def joined():
+        p, e = spark.read.parquet(probes).alias("p"), encrypted.alias("e")
+        eq = p.join(e, p.ssn == e.ssn).selectExpr("'=' AS op", "pid", "id")
+        null_safe = p.join(e, p.ssn.eqNullSafe(e.ssn)).selectExpr("'<=>' AS op", "pid", "id")
+        return eq.unionAll(null_safe)
+
+    def rows(enabled: bool) -> list[tuple]:
+        (hsbloom.enable if enabled else hsbloom.disable)(spark)
+        return sorted(tuple(r) for r in joined().collect())
+
+    injected = f"global filter of sealed_{footer}.ssn on "
+    shuffled = {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.hsbloom.join.costModel": "false"}
+    try:
+        with session_settings(spark, shuffled):
+            expected = rows(False)
+            assert {(op, pid) for op, pid, _ in expected} >= {("=", 0), ("=", 1), ("<=>", 2), ("<=>", 7)}
+            with session_settings(spark, READ):
+                assert rows(True) == expected
+                plan = joined()._jdf.queryExecution().executedPlan().toString()
+                filters = [line for line in plan.splitlines() if "- Filter " in line and "hsbloom_join_filter(" in line]
+                assert len(filters) == 2, plan  # one per join, on the probes' side
+                considered = explain_string(joined()).replace("`", "")
+                assert considered.count(": injected:") == 2 and injected in considered, considered
+            assert rows(True) == expected  # no keys in the session: no filter, every row
+            considered = explain_string(joined()).replace("`", "")
+            assert "hsbloom_join_filter" not in joined()._jdf.queryExecution().executedPlan().toString()
+            assert f"{injected}" in considered and f"skipped: {NO_KEYS_JOIN}" in considered, considered
+    finally:
+        hsbloom.disable(spark)
 
 
 def test_the_spark_free_reader_keeps_every_file_for_an_encrypted_column(sealed, module_system_path):
@@ -315,8 +355,9 @@ def test_without_keys_the_index_confirms_no_value_of_the_encrypted_column(sealed
     true_values = [s for s in SSNS if s is not None]
     candidates = true_values + [f"{n:09d}" for n in range(10_000 - len(true_values))]
     readable, sealed_files = readable_without_keys(index_dir)
-    assert [f.parent.name for f in sealed_files] and {f.parent.name for f in sealed_files} == {"sealed", "sealed_zones"}
-    assert not any(f.parent.name in ("sealed", "sealed_zones") for f in readable)
+    assert {f.parent.name for f in sealed_files} == {"sealed", "sealed_zones", "sealed_global"}
+    assert not any(f.parent.name.startswith("sealed") for f in readable)
+    assert any(f.parent.name == "global" for f in readable)  # the plaintext global table: no chunk of ssn (below)
     assert any(f.parent.name == "zones" for f in readable)  # the plaintext zone table: no row of ssn (below)
     for f in readable:  # the plaintext tables: no row, no count of ssn
         table = pq.read_table(f).to_pylist()
@@ -365,8 +406,10 @@ def sbbf_hits(data: bytes, candidates: list[str]) -> set[str]:
 
 
 def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, system_path, tmp_path):
-    """Incremental refresh seals the appended file's rows and zones in the new data directory; both directories are read.
-    Encrypted footers: the refreshed log still hides the schema. Compaction seals the kept rows again (with keys)."""
+    """Incremental refresh seals the appended file's rows, zones and global filter (at the index's size, read with
+    keys) in the new data directory; both directories are read (verify reads the sealed global filters too). Encrypted
+    footers: the refreshed log still hides the schema. Compaction seals the kept rows and the OR-ed global filter
+    again (with keys)."""
     path = str(tmp_path / "grows")
     odd_people(spark).write.options(**encrypting(False)).parquet(path)
     first_files = sorted(Path(path).glob("*.parquet"))
@@ -378,25 +421,47 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
         predicates = SEALED_PREDICATES + ["ssn = 'zzz'"]
         try:
             assert outcomes(spark, df, predicates, enabled=True) == outcomes(spark, df, predicates, enabled=False)
-            hsbloom.enable(spark)
+            # A join gets the OR of the directories' sealed global filters: the appended value passes it.
+            with session_settings(spark, {"spark.sql.autoBroadcastJoinThreshold": "-1",
+                                          "spark.hsbloom.join.costModel": "false"}):
+                probe = spark.createDataFrame([("zzz",), ("absent",), ("000007919",), ("",)], "ssn string")
+                ids = lambda: sorted(r.id for r in probe.join(df, "ssn").select("id").collect())  # noqa: E731
+                expected = ids()
+                hsbloom.enable(spark)
+                assert ids() == expected and 100 in expected
+                assert "hsbloom_join_filter" in probe.join(df, "ssn")._jdf.queryExecution().executedPlan().toString()
             assert files_read(df.where("ssn = 'zzz'")) == 1
         finally:
             hsbloom.disable(spark)
         assert hs.verify_index("grows").healthy
 
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
-        hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=False,
-                                                                granularity="row_group"))
+        hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], granularity="row_group"))
         spark.createDataFrame([(100, "zzz"), (101, None)], "id long, ssn string").coalesce(1).write.mode(
             "append").options(**encrypting(False)).parquet(path)
         hs.refresh_index("grows", mode="incremental")
         assert hs.index("grows").num_files == 5
         assert hs.index("grows").source.schema == {"ssn": "string"}  # the refreshed entry hides the schema too
-        for sealed_table in ("sealed", "sealed_zones"):  # rows and zones: at least one part per data directory
+        for sealed_table in ("sealed", "sealed_zones", "sealed_global"):  # at least one part per data directory
             assert len({p.parent.parent for p in (system_path / "grows").glob(f"v__=*/{sealed_table}/*.parquet")}) == 2
         same_rows_one_file_and_healthy()
     unkeyed = hs.verify_index("grows")  # verify reads sealed/ too: without keys it cannot
     assert not unkeyed.healthy and "sealed table (the encrypted columns' filters) cannot be read" in str(unkeyed)
+    # sealed_zones/ without keys: said, never a problem (a query keeps every row group then); with keys, read whole.
+    assert [n for n in unkeyed.not_checked if "sealed zone table" in n and "no keys" in n] and not any(
+        "sealed zone" in p.problem for p in unkeyed.problems), unkeyed
+    zone_part = sorted((system_path / "grows").glob("v__=*/sealed_zones/*.parquet"))[0]
+    original = zone_part.read_bytes()
+    zone_part.write_bytes(original[:len(original) // 2] + bytes([original[len(original) // 2] ^ 1]) +
+                          original[len(original) // 2 + 1:])
+    try:
+        with session_settings(spark, READ):
+            damaged = hs.verify_index("grows")
+    finally:
+        zone_part.write_bytes(original)
+    assert [p.problem for p in damaged.problems if p.file.endswith(zone_part.name)] and not damaged.not_checked, damaged
+    assert all("sealed zone table part cannot be read with this session's keys" in p.problem
+               for p in damaged.problems), damaged
     # A deleted file with at most one data directory allowed: the refresh compacts, copying the kept sealed rows.
     first_files[0].unlink()
     knob = jar.jvm(spark).hsbloom.refresh.IncrementalRefresh
@@ -410,7 +475,9 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
             hs.refresh_index("grows", mode="incremental")
             assert hs.index("grows").num_files == 4 and len(hs.index("grows").data_paths) == 1
             version = system_path / "grows" / f"v__={hs.index('grows').data_version}"
-            assert list(version.glob("sealed/*.parquet")) and readable_without_keys(version / "sealed")[0] == []
+            for sealed_table in ("sealed", "sealed_global"):  # the global filters OR-ed, sealed again
+                assert list(version.glob(f"{sealed_table}/*.parquet"))
+                assert readable_without_keys(version / sealed_table)[0] == []
             same_rows_one_file_and_healthy()
     finally:
         getattr(knob, "maxDataParts_$eq")(knob.MaxDataParts())

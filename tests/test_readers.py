@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import os
 import random
 import shutil
 import warnings
@@ -284,6 +285,36 @@ def test_new_changed_and_deleted_files_are_kept_or_gone(tables, tmp_path):
         Path(appended).unlink()
         Path(str(tmp_path / "removed.parquet")).rename(removed)
         pq.write_table(saved, victim)
+
+
+def test_the_listing_sees_a_new_mtime_skips_hidden_names_and_reuses_only_within_listing_ttl(tables):
+    """The one-call listing: a file rewritten with the same size but another mtime is read; names Spark hides
+    (`.x`, `_temporary/`, `._COPYING_`) are not listed, a `_k=v` directory is; listing_ttl reuses a listing."""
+    parquet, index_path, _, _ = tables
+    index, cached = open_index(index_path), open_index(index_path, listing_ttl=3600)
+    victim = index.prune(eq("id", 17)).skipped[0]
+    assert victim in cached.prune(eq("id", 17)).skipped  # listed now: kept for the next hour
+    stat = os.stat(victim)
+    hidden = [f"{parquet}/p=1/.hidden.parquet", f"{parquet}/_temporary/0/part.parquet", f"{parquet}/p=1/x._COPYING_"]
+    partition = f"{parquet}/_q=1/extra.parquet"
+    try:
+        os.utime(victim, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))  # same size, another mtime
+        for path in hidden + [partition]:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.Table.from_pylist(_rows(random.Random(3), 2, 17), SCHEMA), path)
+        after = index.prune(eq("id", 17))
+        assert victim in after.files and partition in after.files
+        assert not set(hidden) & set(after.files + after.skipped)
+        stale = cached.prune(eq("id", 17))  # within listing_ttl: the earlier listing, as documented
+        assert victim in stale.skipped and partition not in stale.files and any("reused" in r for r in stale.reasons)
+    finally:
+        os.utime(victim, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        for path in hidden + [partition]:
+            Path(path).unlink()
+        shutil.rmtree(f"{parquet}/_temporary")
+        Path(partition).parent.rmdir()
+    with pytest.raises(InvalidArgumentError, match="listing_ttl"):
+        open_index(index_path, listing_ttl=-1)
 
 
 def test_a_damaged_index_keeps_the_files_it_covers_and_warns(tables, tmp_path):

@@ -165,7 +165,9 @@ def test_global_filters_of_data_directories_that_do_not_line_up_are_refused(spar
 
     def load(count: int):
         parts = jvm.scala.jdk.javaapi.CollectionConverters.asScala(paths.subList(0, count)).toSeq()
-        return jar.jar_class(spark, "global_filter").load(jar.jar_class(spark, "global_filter_ref")(parts, "key", "t", sizes[0]))
+        no_sealed_copy = getattr(getattr(jvm.scala, "None$"), "MODULE$")  # a plaintext filter: Scala's None
+        ref = jar.jar_class(spark, "global_filter_ref")(parts, "key", "t", sizes[0], no_sealed_copy)
+        return jar.jar_class(spark, "global_filter").load(ref)
 
     assert load(2).numBytes() == 256 * 32  # two of one size: OR-ed
     with pytest.raises(Exception, match=f"has {sizes[2]} bytes, not the {sizes[0]} its log entry records"):

@@ -12,11 +12,13 @@ facts this reader cannot honour all keep files, each with its reason.
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.fs as pafs
 
 from hsbloom.errors import InvalidArgumentError
@@ -27,6 +29,8 @@ from hsbloom.readers.storage import resolve
 
 # What a predicate says about one file: it may match (keep), it cannot (skip).
 _KEEP, _SKIP = True, False
+# The listings an index keeps (per root and Delta version): the last few, for listing_ttl and the schema.
+_LISTINGS_KEPT = 8
 
 
 @dataclass
@@ -63,8 +67,16 @@ class Index:
     """The latest ACTIVE version of an index, its file tables loaded and checked once; probed per query."""
 
     def __init__(self, path: str, filesystem: Any = None, source_filesystem: Any = None,
-                 storage_options: Optional[dict] = None):
+                 storage_options: Optional[dict] = None, listing_ttl: Optional[float] = None):
+        if listing_ttl is not None and (isinstance(listing_ttl, bool) or not isinstance(listing_ttl, (int, float))
+                                        or not 0 <= listing_ttl < float("inf")):
+            raise InvalidArgumentError(f"listing_ttl must be a number of seconds >= 0, or None to list the table "
+                                       f"at every query; got {listing_ttl!r}")
         self.path = path
+        self._listing_ttl = listing_ttl or 0
+        # (root, delta version) -> (when it was listed, the listing): the last listings, reused within listing_ttl,
+        # and otherwise the previous listing a Parquet listing takes its schema from while that file is unchanged.
+        self._listings: dict = {}
         self._fs, self._index_path = resolve(path, filesystem)
         self._source_filesystem = source_filesystem
         self._storage_options = storage_options
@@ -101,22 +113,38 @@ class Index:
         return self.version.root_paths[0] if self.version and self.version.root_paths else None
 
     def list_source(self, root: Optional[str] = None, delta_version: Optional[int] = None) -> sources.Listing:
-        """The source's files now (or the Delta snapshot `delta_version`)."""
+        """The source's files now (or the Delta snapshot `delta_version`; within listing_ttl, the last listing)."""
+        return self._listing(root, delta_version)[1]
+
+    def _listing(self, root: Optional[str], delta_version: Optional[int]) -> tuple:
+        """(seconds since it was listed when reused within listing_ttl, else None; the listing)."""
         root = root or self.source
         if root is None:
             raise InvalidArgumentError(
                 f"the index does not say which table it covers ({self.unusable}): pass root= (the table's path)"
             )
+        cache_key = (root, delta_version)
+        now = time.monotonic()
+        cached = self._listings.get(cache_key)
+        if cached is not None and now - cached[0] < self._listing_ttl:
+            return now - cached[0], cached[1]
         if self.version is not None and self.version.format == "delta":
-            return sources.list_delta(root, delta_version, self._storage_options)
-        return sources.list_parquet(root, self._source_filesystem)
+            listing = sources.list_delta(root, delta_version, self._storage_options)
+        else:
+            listing = sources.list_parquet(root, self._source_filesystem, cached[1] if cached else None)
+        self._listings.pop(cache_key, None)
+        self._listings[cache_key] = (now, listing)
+        while len(self._listings) > _LISTINGS_KEPT:
+            self._listings.pop(next(iter(self._listings)))
+        return None, listing
 
     def prune(self, predicate: Predicate, listing: Optional[sources.Listing] = None, root: Optional[str] = None,
               delta_version: Optional[int] = None) -> Pruned:
         """The files of the source (listed now, or `listing`) that may hold rows for `predicate`."""
         check(predicate)
+        age = None
         if listing is None:
-            listing = self.list_source(root, delta_version)
+            age, listing = self._listing(root, delta_version)
         files = listing.files
         text = str(predicate)
         how = dict(root=root or self.source, filesystem=listing.filesystem, schema=listing.schema,
@@ -129,6 +157,9 @@ class Index:
                           stacklevel=2)
             return Pruned(text, [f.path for f in files], [], len(files), [f"index not used: {why}"], **how)
         reasons: list = []
+        if age is not None:
+            reasons.append(f"the table's listing of {age:.1f} s ago is reused (listing_ttl={self._listing_ttl} s): "
+                           "files added, changed or deleted since are not seen")
         usable = self._usable_columns(predicate, listing, reasons)
         # Each listed file's number in the index (-1: not held, or held with another size or mtime: read).
         number = np.fromiter((self._held.number.get(f.key, -1) if f.key is not None else -1 for f in files),
@@ -192,7 +223,7 @@ class Index:
         usable = {c: self.version.schema.get(c, "") for c in _columns(predicate) if c in self.version.indexed_columns
                   and literals.is_hashable_type(self.version.schema.get(c, ""))}
         may_match = self._compile(predicate, usable)()
-        return sorted(p for p, m in zip(self._held.paths, may_match) if m)
+        return sorted(self._held.path_array.filter(pa.array(may_match)).to_pylist())
 
     def _usable_columns(self, predicate: Predicate, listing: sources.Listing, reasons: list) -> dict:
         """{column: recorded type} of the predicate's columns the index can probe; a reason for each other."""
@@ -295,10 +326,13 @@ def _columns(p: Predicate) -> set:
 
 
 def open_index(path: str, filesystem: Any = None, source_filesystem: Any = None,
-               storage_options: Optional[dict] = None) -> Index:
+               storage_options: Optional[dict] = None, listing_ttl: Optional[float] = None) -> Index:
     """Opens the index at `path` (its directory under the system path: `<system path>/<index name>`).
 
     `filesystem`/`source_filesystem`: pyarrow or fsspec filesystems for the index and the table (default: from
     the paths' URIs); `storage_options`: for deltalake. A damaged or unusable index warns and keeps every file.
+    `listing_ttl` (seconds, default None: off): a query within that long of the table's last listing reuses it,
+    so files added, changed or deleted in that window are not seen (docs/readers.md, "Listing once per
+    interval"): for a service that accepts answers that many seconds stale.
     """
-    return Index(path, filesystem, source_filesystem, storage_options)
+    return Index(path, filesystem, source_filesystem, storage_options, listing_ttl)

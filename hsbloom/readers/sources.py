@@ -1,28 +1,29 @@
 """The source as it is now: its files with size and modification time, and the indexed columns' types.
 
-A Parquet directory is listed through pyarrow's filesystem (hive partitions, hidden `_`/`.` files left out, as
-Spark lists it); a Delta table's snapshot through the `deltalake` package (the current version, or the one
-asked for). The staleness rule is the Spark rule's: a file is probed only when the index holds it with the same
-size and modification time; every other file is kept.
+A Parquet directory is listed through pyarrow's filesystem in one recursive call that returns sizes and mtimes
+(hive partitions, hidden `_`/`.` names left out as Spark leaves them out); a Delta table's snapshot through the
+`deltalake` package (the current version, or the one asked for). The staleness rule is the Spark rule's: a file
+is probed only when the index holds it with the same size and modification time; every other file is kept.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, NamedTuple, Optional
 from urllib.parse import unquote
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from hsbloom.readers.log import UnusableIndex, Version
 from hsbloom.readers.storage import file_key, resolve
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    """A file to read: `path` as the readers take it, its key (None: never matched), size, mtime in ms."""
+class SourceFile(NamedTuple):
+    """A file to read: `path` as the readers take it, its key (None: never matched), size, mtime in ms (a named
+    tuple: a listing makes one per file per query)."""
 
     path: str
     key: Optional[str]
@@ -40,6 +41,13 @@ class Listing:
     deletion_vectors: bool = False
     # Delta: the snapshot's delta.columnMapping.mode (None: not set), read with the listing, not in a second replay.
     column_mapping: Optional[str] = None
+    # Parquet: the (path, size, mtime) the schema was read from and the partition columns, so that the next
+    # listing of the root reads the schema again only when they changed.
+    schema_from: Optional[tuple] = None
+    partitions: tuple = ()
+    # Parquet: the (path, scheme) listed, and its files by path, for the next listing of the same root.
+    listed: Optional[tuple] = None
+    by_path: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def _spark_type(t: pa.DataType) -> Optional[str]:
@@ -59,22 +67,85 @@ def _spark_type(t: pa.DataType) -> Optional[str]:
     return None
 
 
-def list_parquet(root: str, filesystem: Any = None) -> Listing:
+def list_parquet(root: str, filesystem: Any = None, previous: Optional[Listing] = None) -> Listing:
+    """The files of a Parquet directory now, from one recursive listing call that returns their sizes and
+    mtimes (no stat per file, no pyarrow dataset discovery). Hidden names are left out as Spark leaves them out.
+    `previous` (an earlier listing of the same root) saves work, never a check: a path it listed with the same
+    size and mtime is taken from it as it is (key and all); the schema, the first file's (by path) plus the hive
+    partition columns, is read again only when that file or the partition columns changed."""
     fs, path = resolve(root, filesystem)
-    dataset = ds.dataset(path, format="parquet", partitioning="hive", filesystem=fs)
-    paths = list(dataset.files)
-    infos = fs.get_file_info(paths)
-    local = isinstance(fs, pafs.LocalFileSystem)
-    files = tuple(
-        SourceFile(p, file_key(("file:" + p) if local else _uri(root, p)), i.size, i.mtime_ns // 1_000_000)
-        for p, i in zip(paths, infos)
-    )
-    return Listing(files, dataset.schema, fs)
+    base = path.rstrip("/") or path
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=False, recursive=True))
+        prefix = base + "/"
+    except NotADirectoryError:  # the root is one file
+        infos, prefix = [fs.get_file_info(base)], base.rsplit("/", 1)[0] + "/"
+    scheme = "file" if isinstance(fs, pafs.LocalFileSystem) else (root.split("://", 1)[0] if "://" in root else "file")
+    seen = previous.by_path if previous is not None and previous.listed == (base, scheme) else {}
+    files, directories = [], {}
+    for info in infos:
+        p, size, mtime_ns = info.path, info.size, info.mtime_ns
+        known = size is not None and mtime_ns is not None  # else never matched to the index: read
+        mtime = mtime_ns // 1_000_000 if known else -1
+        before = seen.get(p)
+        if before is None or not known or before.size != size or before.mtime != mtime:
+            if info.type != pafs.FileType.File:
+                continue
+            relative = p[len(prefix):] if p.startswith(prefix) else p.rsplit("/", 1)[-1]
+            if _hidden(relative):
+                continue
+            before = SourceFile(p, _key(scheme, p) if known else None, size if known else -1, mtime)
+        files.append(before)
+        directories[p.rpartition("/")[0]] = None
+    files.sort(key=_path)
+    schema_from = (files[0].path, files[0].size, files[0].mtime) if files else None
+    partitions = _partition_fields(d[len(prefix):] if d.startswith(prefix) else "" for d in directories)
+    if previous is not None and previous.schema_from == schema_from and previous.partitions == partitions:
+        schema = previous.schema
+    else:
+        schema = pq.read_schema(files[0].path, filesystem=fs) if files else pa.schema([])
+        schema = pa.schema(list(schema) + [f for f in partitions if f.name not in schema.names])
+    return Listing(tuple(files), schema, fs, schema_from=schema_from, partitions=partitions, listed=(base, scheme),
+                   by_path={f.path: f for f in files})
 
 
-def _uri(root: str, path: str) -> str:
-    scheme = root.split("://", 1)[0] if "://" in root else "file"
-    return f"{scheme}://{path}"
+def _path(f: SourceFile) -> str:
+    return f.path
+
+
+def _hidden(relative: str) -> bool:
+    """Whether Spark leaves out a file at `relative` (below the root): a component starting with `.`, or with `_`
+    and holding no `=` (`_k=v` is a partition directory), or a file name ending with `._COPYING_` (being copied)."""
+    if "/_" not in "/" + relative and "/." not in "/" + relative and not relative.endswith("._COPYING_"):
+        return False
+    return relative.endswith("._COPYING_") or any(
+        part.startswith(".") or (part.startswith("_") and "=" not in part) for part in relative.split("/"))
+
+
+def _key(scheme: str, path: str) -> Optional[str]:
+    """The file key of a listed path."""
+    return file_key(f"file:{path}" if scheme == "file" else f"{scheme}://{path}")
+
+
+_INT32 = re.compile(r"-?[0-9]+")
+_NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+def _partition_fields(directories: Iterable[str]) -> tuple:
+    """The hive partition columns of the listed directories (`k=v` components, URI-decoded), typed as pyarrow's
+    hive discovery types them: int32 when every value is one, else string."""
+    values: dict = {}
+    for directory in directories:
+        for part in directory.split("/") if directory else ():
+            name, eq, value = part.partition("=")
+            if eq and name:
+                values.setdefault(unquote(name), set()).add(unquote(value))
+    fields = []
+    for name, seen in values.items():
+        seen.discard(_NULL_PARTITION)
+        ints = all(_INT32.fullmatch(v) and -(1 << 31) <= int(v) < (1 << 31) for v in seen)
+        fields.append(pa.field(name, pa.null() if not seen else pa.int32() if ints else pa.string()))
+    return tuple(fields)
 
 
 def list_delta(root: str, version: Optional[int] = None, storage_options: Optional[dict] = None) -> Listing:

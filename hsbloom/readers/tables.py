@@ -156,9 +156,9 @@ class OlderLayout(Exception):
 def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tuple, dropped: frozenset,
          damage: list) -> Held:
     """The intact rows of the version's file tables, as a `Held`."""
-    intact = []
+    intact, directories = [], {}
     for version in data_parts:
-        directory = f"{index_path.rstrip('/')}/v__={version}"
+        directory = directories[version] = f"{index_path.rstrip('/')}/v__={version}"
         seed = name_seed(f"{index_name}/v__={version}")
         table = f"{directory}/files"
         try:
@@ -181,12 +181,18 @@ def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tupl
                 record_damage(damage, f"{part}: {int(np.count_nonzero(~ok))} rows of the file table fail their checks")
             ok &= ~np.isin(rows.column("file_id").to_numpy(), np.array(sorted(dropped), dtype=np.int64))
             rows = rows.filter(pa.array(ok))
-            keys = pa.array(file_keys(rows.column("file_path").combine_chunks()), pa.string())
-            rows = rows.append_column("key", keys).append_column("directory", pa.repeat(directory, rows.num_rows))
+            keys = file_keys(rows.column("file_path").combine_chunks())
+            rows = rows.append_column("key", keys).append_column("data_version", _repeat(version, rows.num_rows))
             intact.append(rows.filter(keys.is_valid()))
     if not intact:
         return Held.empty()
-    return from_rows(pa.concat_tables(intact, promote_options="permissive"), lambda m: record_damage(damage, m))
+    return from_rows(pa.concat_tables(intact, promote_options="permissive"), directories,
+                     lambda m: record_damage(damage, m))
+
+
+def _repeat(version: int, n: int) -> pa.Array:
+    """A `data_version` column: which data directory each row came from (a number, not its path per row)."""
+    return pa.array(np.full(n, version, dtype=np.int64))
 
 
 def intact_rows(rows: pa.Table, seed: int) -> np.ndarray:

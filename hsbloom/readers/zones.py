@@ -64,9 +64,9 @@ def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tupl
          damage: list, held: Held) -> Zones:
     """The whole zones of the version's data directories for the files `held` holds (a directory without
     `zones/` has none)."""
-    intact, failed = [], set()
+    intact, failed, directories = [], set(), {}
     for version in data_parts:
-        directory = f"{index_path.rstrip('/')}/v__={version}"
+        directory = directories[version] = f"{index_path.rstrip('/')}/v__={version}"
         table = f"{directory}/zones"
         if fs.get_file_info(table).type != pafs.FileType.Directory:
             continue
@@ -85,20 +85,20 @@ def load(fs: pafs.FileSystem, index_path: str, index_name: str, data_parts: tupl
                 tables.record_damage(damage, f"{part}: the zone table part cannot be read ({exc}): its files are "
                                              "read whole")
                 continue
-            keys = pa.array(file_keys(rows.column("file_path").fill_null("").combine_chunks()), pa.string())
+            keys = file_keys(rows.column("file_path").fill_null("").combine_chunks())
             if not ok.all():
                 tables.record_damage(damage, f"{part}: {int(np.count_nonzero(~ok))} rows of the zone table fail "
                                              "their checks: their files are read whole")
                 failed.update(k for k, good in zip(keys.to_pylist(), ok) if not good)
             ok &= ~np.isin(rows.column("file_id").to_numpy(), np.array(sorted(dropped), dtype=np.int64))
-            rows = rows.append_column("key", keys).append_column("directory", pa.repeat(directory, rows.num_rows))
+            rows = rows.append_column("key", keys).append_column("data_version", tables._repeat(version, rows.num_rows))
             intact.append(rows.filter(pa.array(ok & keys.is_valid().to_numpy(zero_copy_only=False))))
     if not intact:
         return Zones.empty()
-    return _whole(pa.concat_tables(intact, promote_options="permissive"), failed, held)
+    return _whole(pa.concat_tables(intact, promote_options="permissive"), failed, held, directories)
 
 
-def _whole(rows: pa.Table, failed: set, held: Held) -> Zones:
+def _whole(rows: pa.Table, failed: set, held: Held, directories: dict) -> Zones:
     """The zones of files whose rows describe every row group once per column, with the held file's size and
     mtime, and row counts adding up to the file's (`ZoneTable.whole`)."""
     keys = rows.column("key").to_pylist()
@@ -142,7 +142,7 @@ def _whole(rows: pa.Table, failed: set, held: Held) -> Zones:
     which = np.concatenate(chosen)
     for name in sorted({names[i] for i in which}):
         mine = which[[names[i] == name for i in which]]
-        zones.columns[name] = column_entries(rows.take(mine), zone_of_row[mine], len(zones))
+        zones.columns[name] = column_entries(rows.take(mine), zone_of_row[mine], len(zones), directories)
     return zones
 
 

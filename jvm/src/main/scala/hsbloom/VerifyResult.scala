@@ -12,13 +12,16 @@ final case class VerifyResult(
     logEntries: Long,
     /** The data directories that were read whole. */
     dataPaths: Seq[String],
-    problems: Seq[VerifyResult.Problem]) {
+    problems: Seq[VerifyResult.Problem],
+    /** What was not read, and why (the sealed zone table in a session without keys); never a problem. */
+    notChecked: Seq[String] = Nil) {
   def healthy: Boolean = problems.isEmpty
 
   override def toString: String = {
     val head = s"index '$name' (${state.getOrElse("None")})"
-    if (healthy) s"$head: healthy ($logEntries log entries, data ${dataPaths.mkString("(", ", ", ")")})"
-    else (Seq(s"$head: ${problems.size} problem(s)") ++ problems.map(p => s"  ${p.file}: ${p.problem}") :+
+    val unread = notChecked.map(n => s"; not checked: $n").mkString
+    if (healthy) s"$head: healthy ($logEntries log entries, data ${dataPaths.mkString("(", ", ", ")")})$unread"
+    else (Seq(s"$head: ${problems.size} problem(s)$unread") ++ problems.map(p => s"  ${p.file}: ${p.problem}") :+
       ("  Recovery (docs/troubleshooting.md): refresh the index fully to rebuild damaged data from the source; if " +
         "the latest log entry is damaged: drop it with FORCE, vacuum it, then create it again")).mkString("\n")
   }
@@ -37,7 +40,8 @@ object VerifyResult {
     .add("data_paths", ArrayType(StringType, containsNull = false), nullable = false)
     .add("problems", ArrayType(new StructType().add("file", StringType).add("problem", StringType),
       containsNull = false), nullable = false)
+    .add("not_checked", ArrayType(StringType, containsNull = false), nullable = false)
 
   def toRow(r: VerifyResult): Row = Row(r.name, r.state.orNull, r.healthy, r.logEntries, r.dataPaths,
-    r.problems.map(p => Row(p.file, p.problem)))
+    r.problems.map(p => Row(p.file, p.problem)), r.notChecked)
 }

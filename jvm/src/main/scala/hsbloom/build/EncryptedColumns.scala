@@ -24,9 +24,8 @@ import hsbloom.shim.FileRelation
  * and every refresh ask this check before they write anything, and are refused when an indexed column is
  * encrypted in any file (a plaintext footer says which columns are) or any file's footer is encrypted (its magic
  * is `PARE`, and nothing of it can be read without the key). With `spark.hsbloom.index.encryption=columns` the
- * files' master keys are read instead (`EncryptionKeys`): files that disagree are refused, and so is the global
- * filter of encrypted columns (not built yet); otherwise the build seals the encrypted columns' rows
- * with those keys (`sealing`, `hsbloom.index.SealedTable`; docs/design/encryption.md).
+ * files' master keys are read instead (`EncryptionKeys`): files that disagree are refused; otherwise the build
+ * seals the encrypted columns' rows, zones and global filters with those keys (`sealing`, `hsbloom.index.SealedTable`; docs/design/encryption.md).
  *
  * What it reads: nothing when the read has no crypto factory (`parquet.crypto.factory.class`, in the session or
  * in the read's options). parquet-java's readers, Spark's among them, then have no keys, so a build over an
@@ -39,7 +38,7 @@ object EncryptedColumns {
   val CryptoFactory = "parquet.crypto.factory.class"
 
   /** What the build's scan of `df` reads Parquet with (the session's settings, the read's options over them). */
-  private def readConf(df: DataFrame): Option[Configuration] = {
+  private[hsbloom] def readConf(df: DataFrame): Option[Configuration] = {
     val relation = df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs }
       .getOrElse(throw new IllegalArgumentException("not a scan of files"))
     Option.when(relation.fileFormat.isInstanceOf[ParquetFileFormat]) { // Delta's format is Parquet's too
@@ -53,19 +52,14 @@ object EncryptedColumns {
    * be read, and a build over it fails in its scan).
    */
   def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Option[String] =
-    refusal(df, columns, files, Nil)
-
-  /** `refusal`, where `unsealable` names what the index would build that is not built encrypted yet. */
-  def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile], unsealable: Seq[String]): Option[String] =
-    check(df, columns, files, unsealable).left.toOption
+    check(df, columns, files).left.toOption
 
   /**
    * Left `refusal`; else Right whether the files' footers are encrypted (so indexed, sealed, only with index
    * encryption on), which hides the source's schema and counts from readers without keys (the log then keeps
    * only the indexed columns of the schema: `IndexSource.hidingSchema`).
    */
-  def check(df: DataFrame, columns: Seq[String], files: Seq[ListedFile],
-      unsealable: Seq[String]): Either[String, Boolean] = {
+  def check(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Either[String, Boolean] = {
     val mode = try HsbloomConf.IndexEncryption.get(df.sparkSession) catch { // read first: a bad value always fails
       case e: IllegalArgumentException => throw HsbloomException.invalidConfig(e.getMessage)
     }
@@ -75,7 +69,7 @@ object EncryptedColumns {
     val stored = Adoption.physicalNames(df, columns).fold(_ => columns.map(_ => None), _.map(Some(_)))
     val indexed = columns.zip(stored)
     if (mode == HsbloomConf.EncryptionColumns) {
-      return keysRefusal(df, indexed, files, conf, unsealable)
+      return keysRefusal(df, indexed, files, conf)
     }
     Adoption.inParts(df.sparkSession, files, conf)((part, c) => part.flatMap(refusal(_, indexed, c)).nextOption())
       .flatten.headOption.toLeft(false)
@@ -84,21 +78,11 @@ object EncryptedColumns {
   /**
    * With index encryption on (`spark.hsbloom.index.encryption=columns`): why `files` cannot be indexed on
    * `indexed` encrypted, from the keys their footers name (`EncryptionKeys`); Right (whether the footers are
-   * encrypted) when nothing indexed is encrypted, or when the keys agree and everything the index would build is
-   * built encrypted (`Sealing`).
+   * encrypted) when nothing indexed is encrypted, or when the keys agree (the build then seals: `Sealing`).
    */
   private def keysRefusal(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[ListedFile],
-      conf: Configuration, unsealable: Seq[String]): Either[String, Boolean] = indexKeys(df, indexed, files, conf) match {
-    case Left(why) => Left(why)
-    case Right(keys) if keys.columns.isEmpty && !keys.footerEncrypted => Right(false)
-    case Right(keys) if unsealable.isEmpty => Right(keys.footerEncrypted)
-    case Right(keys) =>
-      val named = keys.columns.map { case (c, k) => s"column '$c' with master key $k" } ++
-        Option.when(keys.footerEncrypted)(s"footers with master key ${keys.footerKey.getOrElse("(none)")}")
-      Left(s"${named.mkString(", ")} would be encrypted in the index ($Setting), but this hsbloom does not " +
-        s"build ${unsealable.mkString(" or ")} encrypted yet; index with global_filter=False " +
-        "(docs/security.md#encrypted-columns)")
-  }
+      conf: Configuration): Either[String, Boolean] =
+    indexKeys(df, indexed, files, conf).map(keys => keys.footerEncrypted)
 
   private val Setting = s"${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}"
 
@@ -187,8 +171,7 @@ object EncryptedColumns {
   }
 
   private val Planned = s"index encryption (${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}) " +
-    "indexes it with its filters and counts encrypted under the files' keys, with " +
-    "global_filter=False (docs/security.md#encrypted-columns)"
+    "indexes it with its filters and counts encrypted under the files' keys (docs/security.md#encrypted-columns)"
 
   private def columnRefused(column: String, file: String): String =
     s"column '$column' is encrypted (Parquet modular encryption; for one, in $file), and the index would store " +
@@ -201,4 +184,19 @@ object EncryptedColumns {
       "encryption), and the index would store in plaintext what that footer hides: its row and null counts, its " +
       "schema, and which values it holds. No column of a table with encrypted footers can be indexed: write it " +
       s"with parquet.encryption.plaintext.footer=true to index its unencrypted columns, or keep it unencrypted; $Planned"
+
+  /**
+   * The sealed columns' global filters (`chunks`, cached by the build), with their counts, which the log leaves
+   * out (`SealedGlobal`); the cache is freed whatever happens.
+   */
+  def writeSealedGlobal(spark: org.apache.spark.sql.SparkSession, chunks: DataFrame, global: Map[String, (Long, Long)],
+      stats: Seq[FileStats], request: BuildRequest): Unit = try {
+    val sealing = request.sealing.get
+    val byColumn = stats.groupBy(_.column)
+    val counts = global.filter(g => request.sealedColumns(g._1)).map { case (c, (ndv, bytes)) =>
+      val rows = byColumn.getOrElse(c, Nil)
+      c -> hsbloom.index.SealedGlobal.Counts(rows.map(_.rows).sum, rows.map(_.nulls).sum, ndv, bytes)
+    }
+    hsbloom.index.SealedGlobal.write(spark, chunks, counts, request.dataPath, sealing.masterKeys, sealing.options)
+  } finally chunks.unpersist()
 }

@@ -85,14 +85,14 @@ object IndexBuild {
       adoption.hashedWhy.map { case (why, n) => s"$n ($why)" }.mkString(", "))
     val hashedFiles = request.files.filterNot(f => adoption.adopted(f.fileId))
     val noScan = adoption.adopted.nonEmpty && hashedFiles.isEmpty
-    val (scanStats, global) = if (noScan) {
+    val (scanStats, global, sealedGlobal) = if (noScan) {
       // Every file adopted: no scan, no job over data pages; the tables are the adopted files' rows.
       IndexTables.writeStoredFileTable(adoption.fileTable(spark).get, request.dataPath, "errorifexists")
       if (request.zones) {
         ZoneTable.writeStored(adoption.zoneTable(spark).getOrElse(spark.createDataFrame(
           java.util.Collections.emptyList[Row](), ZoneTable.StoredSchema)), request.dataPath, "errorifexists")
       }
-      (Nil, Map.empty[String, (Long, Long)])
+      (Nil, Map.empty[String, (Long, Long)], None)
     } else scanAndWrite(df, request, columnTypes, hashedFiles, adoption)
     val written = System.nanoTime()
 
@@ -106,6 +106,7 @@ object IndexBuild {
       writeFileRows(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema), request, "append", None)
     }
     val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
+    sealedGlobal.foreach(EncryptedColumns.writeSealedGlobal(spark, _, global, allStats, request))
     val done = System.nanoTime()
     log.info(f"${request.description}: ${if (noScan) "no scan, " else "scan, "}file-level table, zones and " +
       f"global filters ${(written - started) / 1e9}%.2f s, " +
@@ -121,7 +122,8 @@ object IndexBuild {
    * (`adoption`). Returns the scanned files' statistics and the global filters' sizes.
    */
   private def scanAndWrite(df: DataFrame, request: BuildRequest, columnTypes: Seq[DataType],
-      hashedFiles: Seq[ListedFile], adoption: Adoption.Outcome): (Seq[FileStats], Map[String, (Long, Long)]) = {
+      hashedFiles: Seq[ListedFile], adoption: Adoption.Outcome)
+      : (Seq[FileStats], Map[String, (Long, Long)], Option[DataFrame]) = {
     val spark = df.sparkSession
     val sc = spark.sparkContext
     val scanned = if (adoption.adopted.isEmpty) df
@@ -163,9 +165,9 @@ object IndexBuild {
           row.getAs[Array[Byte]](8).length))
         row
       })
-    val (_, global) = Alongside.run(sc) {
+    val (_, (global, sealedGlobal)) = Alongside.run(sc) {
       if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, globalPartitions)
-      else Map.empty[String, (Long, Long)]
+      else (Map.empty[String, (Long, Long)], None)
     } {
       writeFileRows(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request, "errorifexists",
         adoption.fileTable(spark))
@@ -180,7 +182,7 @@ object IndexBuild {
         })
       writeZoneRows(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request, adoption.zoneTable(spark))
     }
-    (fileStats.value.asScala.toSeq, global)
+    (fileStats.value.asScala.toSeq, global, sealedGlobal)
   }
 
   /**
@@ -227,14 +229,16 @@ object IndexBuild {
    * filter passes through the driver. The size comes from the distinct
    * counters every map task sends to every bucket partition (see
    * `GlobalReducer`); each reducer reports the size it used, which must agree.
-   * Returns per column (distinct estimate, serialized bytes).
+   * Returns per column (distinct estimate, serialized bytes), and the sealed
+   * columns' chunks (`request.sealing`), cached, for `SealedGlobal.write` once
+   * their counts are known: none of them is in the plaintext global table.
    */
   private def buildGlobal(
       spark: SparkSession,
       request: BuildRequest,
       shuffled: RDD[(BuildKey, Payload)],
       filePartitions: Int,
-      globalPartitions: Int): Map[String, (Long, Long)] = {
+      globalPartitions: Int): (Map[String, (Long, Long)], Option[DataFrame]) = {
     val columns = request.columns
     val fixedBlocks = columns.map(c => request.globalFilterBlocks.getOrElse(c, 0)).toArray
     val (fpp, heldHashes) = (request.sharedFpp, request.globalHeldHashes)
@@ -257,8 +261,15 @@ object IndexBuild {
         used.foreach(sizes.add)
         rows
       }
-    IndexTables.writeGlobalTable(spark.createDataFrame(chunks, IndexTables.GlobalTableSchema), request.dataPath,
-      "errorifexists")
+    val all = spark.createDataFrame(chunks, IndexTables.GlobalTableSchema)
+    val sealedColumns = request.sealedColumns.toSeq
+    val sealedChunks = Option.when(sealedColumns.nonEmpty)(
+      all.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK))
+    import org.apache.spark.sql.functions.col
+    val plain = sealedChunks.fold(all)(_.where(!col("column").isin(sealedColumns: _*)))
+    try IndexTables.writeGlobalTable(plain, request.dataPath, "errorifexists") catch {
+      case e: Throwable => sealedChunks.foreach(_.unpersist()); throw e
+    }
     val reported = sizes.value.asScala.toSeq.groupBy(_._1)
     columns.indices.map { c =>
       val agreed = reported.getOrElse(c, Nil).map { case (_, ndv, blocks) => (ndv, blocks) }.distinct
@@ -267,7 +278,7 @@ object IndexBuild {
       }
       val (ndv, blocks) = agreed.head
       columns(c) -> (ndv, Sbbf.header(blocks * 32).length + blocks * 32L)
-    }.toMap
+    }.toMap -> sealedChunks.map(_.where(col("column").isin(sealedColumns: _*)))
   }
 
   /** Whether `df` scans Parquet files (Delta's format is Parquet's too). */

@@ -5,7 +5,7 @@ import java.util.concurrent.Callable
 
 import scala.util.control.NonFatal
 
-import com.google.common.cache.{Cache, CacheBuilder, Weigher}
+import com.google.common.cache.{Cache, CacheBuilder}
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
@@ -13,7 +13,7 @@ import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.slf4j.LoggerFactory
 
-import hsbloom.index.{FileKey, IndexData, Layout, SealedTable}
+import hsbloom.index.{FileKey, IndexData, Layout, SealedTable, WeighedCache}
 import hsbloom.log.IndexLog
 import hsbloom.sbbf.ParquetHash
 import hsbloom.shim.FileSources
@@ -67,6 +67,16 @@ object IndexCatalog {
   private val generation = new java.util.concurrent.atomic.AtomicLong() // bumped by invalidate()
 
   @volatile private var dataCache: Cache[DataKey, IndexData] = _
+  @volatile private var dataMaxBytes = 0L
+  private val loadCount = new java.util.concurrent.atomic.AtomicLong()
+  private val tooLarge = java.util.concurrent.ConcurrentHashMap.newKeySet[DataKey]() // warned about once
+
+  /**
+   * How many index versions this JVM has loaded (read from storage) for planning: a query served from the
+   * loaded-data cache adds none. For tests and diagnostics.
+   */
+  def loads: Long = loadCount.get
+
   @volatile private var failures: Cache[DataKey, String] = _
 
   /** Forgets which indexes are ACTIVE (and failed loads), so the next query reads the logs again. */
@@ -221,8 +231,14 @@ object IndexCatalog {
           val started = System.nanoTime()
           val blockBytes = HsbloomConf.CacheBlockBytes.get(spark)
           val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, hadoopConf, blockBytes)
+          loadCount.incrementAndGet()
           log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
             f"${(System.nanoTime() - started) / 1e6}%.1f ms")
+          if (data.bytes > dataMaxBytes && tooLarge.add(dataKey)) {
+            log.warn(s"hsbloom: index ${index.entry.describe} takes ${data.bytes} bytes loaded (its encrypted " +
+              s"columns' filters count whole), more than ${HsbloomConf.CacheMaxBytes.key}=$dataMaxBytes: it is " +
+              "not kept, and every query loads it again; raise the setting")
+          }
           if (data.corruptFilters > 0) {
             log.warn(s"hsbloom: index ${index.entry.describe} has ${data.corruptFilters} corrupt filters; " +
               "their files are always read")
@@ -241,13 +257,8 @@ object IndexCatalog {
 
   private def ensureCaches(spark: SparkSession): Unit = synchronized {
     if (dataCache == null) {
-      val maxBytes = HsbloomConf.CacheMaxBytes.get(spark)
-      dataCache = CacheBuilder.newBuilder()
-        .maximumWeight(maxBytes)
-        .weigher(new Weigher[DataKey, IndexData] {
-          override def weigh(k: DataKey, v: IndexData): Int = math.min(v.bytes, Int.MaxValue).toInt
-        })
-        .build[DataKey, IndexData]()
+      dataMaxBytes = HsbloomConf.CacheMaxBytes.get(spark)
+      dataCache = WeighedCache[DataKey, IndexData](dataMaxBytes, _.bytes)
       val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
       failures = CacheBuilder.newBuilder().expireAfterWrite(java.time.Duration.ofMillis(math.max(ttl, 1L)))
         .build[DataKey, String]()

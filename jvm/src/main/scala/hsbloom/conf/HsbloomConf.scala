@@ -82,8 +82,8 @@ object HsbloomConf {
   val IndexEncryption: Setting[String] = choice("spark.hsbloom.index.encryption", Seq(EncryptionOff, EncryptionColumns),
     "Whether create and refresh may index a column encrypted with Parquet modular encryption: off refuses it; " +
       "columns reads the master keys of its files (PropertiesDrivenCryptoFactory only), refuses files that " +
-      "disagree, and stores the encrypted columns' filters, counts and zones sealed under the same keys " +
-      "(without a global filter only); queries read them with the session's keys.")
+      "disagree, and stores the encrypted columns' filters, counts, zones and global filters sealed under the " +
+      "same keys; queries and joins read them with the session's keys.")
 
   val CatalogRefreshIntervalMs: Setting[Long] = long("spark.hsbloom.catalog.refreshIntervalMs", 10000L,
     "How long a query planner reuses its list of ACTIVE indexes before it reads the logs again (in the " +
@@ -91,8 +91,9 @@ object HsbloomConf {
       "process are seen within it and one read.")
 
   val CacheMaxBytes: Setting[Long] = long("spark.hsbloom.cache.maxBytes", 256 * MiB,
-    "Driver memory for the file-level tables of loaded index versions (without their filters), least " +
-      "recently used first out.")
+    "Driver memory for the file-level tables of loaded index versions (without their filters, but with the " +
+      "decrypted filters of encrypted columns), least recently used first out; a version larger than this is " +
+      "loaded again at every query.")
 
   val CacheBlockBytes: Setting[Long] = long("spark.hsbloom.cache.blockBytes", 64 * MiB,
     "Driver memory, per loaded index version, for the file filters that probes have read.")

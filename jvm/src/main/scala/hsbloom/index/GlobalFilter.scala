@@ -4,7 +4,7 @@ import java.util.concurrent.Callable
 
 import scala.util.control.NonFatal
 
-import com.google.common.cache.{Cache, CacheBuilder, Weigher}
+import com.google.common.cache.Cache
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
@@ -22,9 +22,12 @@ import hsbloom.conf.HsbloomConf
  * and each executor JVM loads the filter once, from the index's data
  * directories, through the Hadoop FileSystem (docs/joins.md). A version made
  * of several data directories (docs/refresh.md) has one filter per directory,
- * all of one size; the version's filter is their OR.
+ * all of one size; the version's filter is their OR. An encrypted column's
+ * (`sealedCopy`) is not read from storage by executors: it is the driver's
+ * decrypted copy, broadcast (`SealedGlobal.Plain`).
  */
-final case class GlobalFilterRef(dataPaths: Seq[String], column: String, indexName: String, filterBytes: Long) {
+final case class GlobalFilterRef(dataPaths: Seq[String], column: String, indexName: String, filterBytes: Long,
+    sealedCopy: Option[SealedGlobal.Plain] = None) {
   def describe: String = s"global filter of $indexName.$column ($filterBytes bytes)"
 }
 
@@ -44,10 +47,7 @@ object GlobalFilter {
       if (cache == null) {
         val max = Option(SparkEnv.get).map(env => HsbloomConf.JoinCacheMaxBytes.get(env.conf))
           .getOrElse(HsbloomConf.JoinCacheMaxBytes.default)
-        cache = CacheBuilder.newBuilder().maximumWeight(max)
-          .weigher(new Weigher[GlobalFilterRef, Loaded] {
-            override def weigh(k: GlobalFilterRef, v: Loaded): Int = v.serialized.length
-          }).build[GlobalFilterRef, Loaded]()
+        cache = WeighedCache[GlobalFilterRef, Loaded](max, _.serialized.length.toLong)
       }
     }
     cache
@@ -63,7 +63,13 @@ object GlobalFilter {
       loaded.get(ref, new Callable[Loaded] {
         override def call(): Loaded = {
           val started = System.nanoTime()
-          val (bytes, header) = combined(ref, hadoopConf())
+          val (bytes, header) = ref.sealedCopy match {
+            case Some(plain) => // decrypted by the driver with the session's keys; the cache key has its settings
+              val bytes = plain.bytes.value
+              require(bytes.length.toLong == ref.filterBytes, s"the ${ref.describe} has ${bytes.length} bytes")
+              (bytes, Sbbf.parseHeader(bytes))
+            case None => combined(ref, hadoopConf())
+          }
           log.info(f"hsbloom: loaded the ${ref.describe} in ${(System.nanoTime() - started) / 1e6}%.1f ms")
           Loaded(bytes, header.headerLength, header.numBytes)
         }

@@ -13,7 +13,8 @@ import org.apache.spark.sql.SparkSession
  * verify's reading of an index version's data (`hsbloom.operations.VerifyIndex`): every row of every file table, every block row of
  * `blocks/`, every filter read back from them and every global filter chunk,
  * checked against their checksums, and the files the tables hold against the
- * number the log records. Reads everything once, on the driver; for people
+ * number the log records, and with keys the sealed tables (`SealedTable`).
+ * Reads everything once, on the driver; for people
  * and scripts, never on a query's path. Each problem is reported with the
  * file it is in, and found damage is also recorded in `IndexDamage`.
  */
@@ -26,7 +27,7 @@ object IndexVerify {
    * checks out.
    */
   def problems(spark: SparkSession, dataPaths: Seq[String], dropped: Set[Long], expectedFiles: Long,
-      columns: Seq[String], globalFilter: Boolean): Seq[(String, String)] = {
+      columns: Seq[String], globalFilter: Boolean, notChecked: String => Unit = _ => ()): Seq[(String, String)] = {
     val conf = spark.sessionState.newHadoopConf()
     val problems = mutable.ArrayBuffer[(Path, Path, String)]()
     def problem(dataPath: String, file: Path, text: String): Unit = problems += ((new Path(dataPath), file, text))
@@ -35,13 +36,28 @@ object IndexVerify {
       val groups = mutable.LinkedHashMap[(String, Long), GroupRows]()
       verifyFileTable(dataPath, conf, dropped, held, groups, problem)
       verifyBlocks(dataPath, conf, groups, problem)
-      SealedTable.held(dataPath, conf) match {
-        case Right(rows) => held ++= rows.filterNot(r => dropped.contains(r._1))
+      val sealedRows = SealedTable.held(dataPath, conf) match {
+        case Right(rows) => rows.filterNot(r => dropped.contains(r._1)).map(r => (r._1, r._2) -> r._3).toMap
         case Left(why) => problem(dataPath, new Path(SealedTable.path(dataPath)), "the sealed table (the encrypted " +
-          s"columns' filters) cannot be read with this session's keys ($why)")
+          s"columns' filters) cannot be read with this session's keys ($why)"); Map.empty[(Long, String), Long]
+      }
+      held ++= sealedRows.keys
+      // The sealed zones only with keys: without them a query keeps every row group of their columns (never
+      // wrong), so their absence is said, not counted a problem; with keys, a part that cannot be read is one.
+      if (SealedTable.hasZones(dataPath, conf)) {
+        if (!SealedTable.hasKeys(conf)) notChecked(s"the sealed zone table (${SealedTable.ZonesDir}/): no keys " +
+          "(this session names no parquet.crypto.factory.class)")
+        else SealedTable.zoneProblems(dataPath, conf, dropped, sealedRows).foreach { case (file, text) =>
+          problem(dataPath, file, text)
+        }
       }
       if (globalFilter) columns.foreach { c =>
         try IndexTables.readGlobalFilter(dataPath, c, conf) catch {
+          // An encrypted column's is in the sealed global table (`SealedGlobal`), read with this session's keys.
+          case NonFatal(_) if SealedGlobal.exists(dataPath, conf) =>
+            SealedGlobal.load(Seq(dataPath), c, conf).left.foreach(why => problem(dataPath,
+              new Path(SealedGlobal.path(dataPath)), s"the sealed global filter of '$c' cannot be read with this " +
+                s"session's keys ($why)"))
           case NonFatal(e) => problem(dataPath, new Path(IndexTables.globalPath(dataPath)), e.getMessage)
         }
       }

@@ -38,6 +38,8 @@ object Layout {
   val SealedTable = "sealed"
   /** Encrypted columns' zone rows (`ZoneTable.InputSchema`), filters inline, under their columns' keys (`SealedTable`). */
   val SealedZonesTable = "sealed_zones"
+  /** Encrypted columns' global filters and their counts, under their columns' keys (`SealedGlobal`). */
+  val SealedGlobalTable = "sealed_global"
   /** Optional since data layout 3: written only for `granularity="row_group"`; a reader that lacks it reads files whole. */
   val ZonesTable = "zones"
   /**

@@ -1,5 +1,6 @@
 package hsbloom.index
 
+import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
@@ -127,15 +128,59 @@ object SealedTable {
     if (!fits) None else Some(java.util.Arrays.copyOfRange(filter, header.headerLength, header.headerLength + header.numBytes))
   } catch { case _: SbbfFormatException | _: IndexOutOfBoundsException => None }
 
-  /** The (file id, column) pairs the sealed table of `dataPath` holds (none: no table); Left why it cannot be read. */
-  def held(dataPath: String, conf: Configuration): Either[String, Seq[(Long, String)]] = {
-    val dir = new Path(path(dataPath))
-    val fs = dir.getFileSystem(conf)
-    if (!fs.exists(dir)) return Right(Nil)
-    val parts = fs.listStatus(dir).toSeq.map(_.getPath).filter(p => !p.getName.startsWith("_") && !p.getName.startsWith("."))
-    parts.foldLeft[Either[String, Seq[(Long, String)]]](Right(Nil)) { (done, part) =>
-      done.flatMap(d => readRows(part, conf).map(rows => d ++ rows.map(r => r.getLong("file_id", 0) -> r.getString("column", 0))))
+  /**
+   * The (file id, column, rows) of each row the sealed table of `dataPath` holds (none: no table); Left why it
+   * cannot be read.
+   */
+  def held(dataPath: String, conf: Configuration): Either[String, Seq[(Long, String, Long)]] = {
+    partsOf(Seq(dataPath), path, conf).foldLeft[Either[String, Seq[(Long, String, Long)]]](Right(Nil)) { (done, part) =>
+      done.flatMap(d => readRows(part, conf).map(rows => d ++ rows.map(r =>
+        (r.getLong("file_id", 0), r.getString("column", 0), r.getLong("num_rows", 0)))))
     }
+  }
+
+  /** Whether `conf` names a crypto factory: without one no sealed part can be read (a session without keys). */
+  def hasKeys(conf: Configuration): Boolean = Option(conf.get("parquet.crypto.factory.class")).exists(_.trim.nonEmpty)
+
+  /** Whether the version at `dataPath` has a sealed zone table. */
+  def hasZones(dataPath: String, conf: Configuration): Boolean = {
+    val dir = new Path(zonesPath(dataPath))
+    dir.getFileSystem(conf).exists(dir)
+  }
+
+  /**
+   * `IndexVerify`'s reading of the sealed zone table of `dataPath` with `conf`'s keys: every part read whole
+   * (AES-GCM authenticates it), every zone filter parses, and each (file id, column)'s zones describe its row
+   * groups once each and add up to the rows of its sealed file row (`fileRows`: `held`'s, but `dropped`). As
+   * (file, problem); empty when it checks out.
+   */
+  def zoneProblems(dataPath: String, conf: Configuration, dropped: Set[Long],
+      fileRows: Map[(Long, String), Long]): Seq[(Path, String)] = {
+    val problems = Seq.newBuilder[(Path, String)]
+    val zones = mutable.HashMap[(Long, String), mutable.ArrayBuffer[(Int, Int, Long)]]()
+    var badFilters = 0
+    partsOf(Seq(dataPath), zonesPath, conf).foreach { part =>
+      readRows(part, conf) match {
+        case Left(why) => problems += part -> s"the sealed zone table part cannot be read with this session's keys ($why)"
+        case Right(rows) => rows.filterNot(r => dropped.contains(r.getLong("file_id", 0))).foreach { r =>
+          if (bitsetOf(r.getBinary("filter", 0).getBytes).isEmpty) badFilters += 1
+          zones.getOrElseUpdate((r.getLong("file_id", 0), r.getString("column", 0)), mutable.ArrayBuffer()) +=
+            ((r.getInteger("row_group", 0), r.getInteger("row_groups", 0), r.getLong("num_rows", 0)))
+        }
+      }
+    }
+    val table = new Path(zonesPath(dataPath))
+    if (badFilters > 0) problems += table -> s"$badFilters zone filters of the sealed zone table do not parse"
+    val unwhole = zones.toSeq.sortBy(_._1).collect { case ((id, column), rs) if {
+      val n = rs.head._2
+      !(n > 0 && rs.forall(_._2 == n) && rs.map(_._1).sorted == (0 until n) &&
+        fileRows.get((id, column)).contains(rs.map(_._3).sum))
+    } => s"$id/$column" }
+    if (unwhole.nonEmpty) {
+      problems += table -> (s"the zones of ${unwhole.size} (file id/column) pairs do not describe their file's row " +
+        s"groups once each, adding up to its rows, for example ${unwhole.take(5).mkString(", ")}")
+    }
+    problems.result()
   }
 
   /** Every row of `part`, read whole with `conf`'s keys; Left why it cannot be (first line of the error). */

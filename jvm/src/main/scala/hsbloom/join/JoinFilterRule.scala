@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, 
 import org.apache.spark.sql.internal.SQLConf
 
 import hsbloom.catalog.IndexCatalog
-import hsbloom.index.{GlobalFilterContains, GlobalFilterRef}
+import hsbloom.index.{GlobalFilterContains, GlobalFilterRef, SealedGlobal}
 import hsbloom.log.ColumnSummary
 import hsbloom.pruning.FilePruningRule
 import hsbloom.rules.{GuardedRule, Nondeterminism}
@@ -90,10 +90,15 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       sourceKey: Expression, nullSafe: Boolean, label: String): Option[LogicalPlan] = {
     val column = JoinKeys.columnOf(source, sourceKey).filterNot(c => FilePruningRule.isDelta(c.fs)).orNull
     if (column == null) return None
+    // A column with no summary in an index with global filters is sealed: its filter and counts are in
+    // `sealed_global/`, read with the session's keys (docs/design/encryption.md).
     val candidates = IndexCatalog.coveredColumns(session, column.fs, Seq(column.attribute)).flatMap { c =>
-      c.index.entry.columnSummaries.get(c.indexColumn).filter(_.globalFilterBytes > 0).map(c -> _)
+      c.index.entry.columnSummaries.get(c.indexColumn) match {
+        case Some(s) => Option.when(s.globalFilterBytes > 0)(c -> Some(s))
+        case None => Option.when(c.index.entry.globalFilter)(c -> None)
+      }
     }
-    val (c, summary) = candidates.headOption.getOrElse(return None)
+    val (c, logged) = candidates.headOption.getOrElse(return None)
     def skip(reason: String): Option[LogicalPlan] = {
       JoinDecisions.record(s"$label: global filter of ${c.index.entry.indexName}.${c.indexColumn} on " +
         s"${targetKey.sql}: skipped: $reason")
@@ -107,6 +112,13 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
         s"${target.stats.sizeInBytes} and ${source.stats.sizeInBytes} bytes")
     }
     if (modelled && sparkRuntimeFilterApplies(target, source)) return skip("Spark's own runtime Bloom filter applies on this side")
+    val (summary, sealedCopy) = logged.map(_ -> None).getOrElse {
+      SealedGlobal.forJoin(session, c.index.dataPaths, c.indexColumn, HsbloomConf.JoinCacheMaxBytes.get(session)) match {
+        case Left(why) => return skip(s"column '${c.indexColumn}' is encrypted and this session cannot decrypt its " +
+          s"global filter ($why)")
+        case Right((n, plain)) => ColumnSummary(n.numRows, n.numNulls, n.ndv, 0L, n.filterBytes) -> Some(plain)
+      }
+    }
     if (summary.globalFilterBytes > maxBytes) {
       return skip(s"its ${summary.globalFilterBytes} bytes exceed ${HsbloomConf.JoinGlobalFilterMaxBytes.key} ($maxBytes)")
     }
@@ -122,7 +134,7 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     for {
       value <- JoinKeys.inColumnType(targetKey, column, timeZone)
       filter = GlobalFilterContains(value, GlobalFilterRef(c.index.dataPaths, c.indexColumn, c.index.entry.indexName,
-        summary.globalFilterBytes), keepNulls = nullSafe && summary.numNulls != 0)
+        summary.globalFilterBytes, sealedCopy), keepNulls = nullSafe && summary.numNulls != 0)
       if !target.exists {
         case Filter(cond, _) => cond.exists(e => e.isInstanceOf[GlobalFilterContains] && e.semanticEquals(filter))
         case _ => false

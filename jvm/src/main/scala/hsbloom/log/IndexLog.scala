@@ -40,7 +40,9 @@ object IndexLog {
       droppedFileIds: Set[Long] = Set.empty,
       readFacts: Option[ReadFacts.Facts] = None,
       /** The global filter's (and zones') false-positive probability. */
-      sharedFpp: Double = hsbloom.BFIndexConfig.DefaultFpp) {
+      sharedFpp: Double = hsbloom.BFIndexConfig.DefaultFpp,
+      /** Whether the index has global filters (a sealed column's, with no summary, is in `sealed_global/`). */
+      globalFilter: Boolean = false) {
     /** The root paths as `FileKey`s, to match a relation's roots (computed once; entries are cached). */
     lazy val rootKeys: Set[String] = rootPaths.map(hsbloom.index.FileKey.listed).toSet
     def describe: String = {
@@ -71,7 +73,8 @@ object IndexLog {
         dataParts = e.parts,
         droppedFileIds = e.droppedFileIds.toSet,
         readFacts = e.source.map(_.readFacts).filter(_.nonEmpty),
-        sharedFpp = sharedFpp)
+        sharedFpp = sharedFpp,
+        globalFilter = e.config.exists(_.globalFilter))
     }
   }
 

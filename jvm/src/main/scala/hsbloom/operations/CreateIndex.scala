@@ -20,7 +20,7 @@ object CreateIndex {
     val listing = s"hsbloom: listing and checking the source of index '${ctx.name}'"
     val described = JobGroup.around(spark, JobGroup.id("create", ctx.name), listing, cancelOnFailure = false) {
       val d = Sources.describe(df, requested.indexedColumns) // Delta runs jobs to list
-      val footersHidden = refuseEncrypted(df, d.columns, d.files, s"create index '${ctx.name}'", requested)
+      val footersHidden = refuseEncrypted(df, d.columns, d.files, s"create index '${ctx.name}'")
       if (footersHidden) d.copy(source = d.source.hidingSchema(d.columns)) else d
     }
     val config = requested.copy(indexedColumns = described.columns)
@@ -67,12 +67,7 @@ object CreateIndex {
    * `files` although an indexed column is encrypted in one of them, or one's footer is (docs/security.md); else
    * whether their footers are encrypted (indexed sealed: the log then hides the source's schema).
    */
-  def refuseEncrypted(df: DataFrame, columns: Seq[String], files: Seq[ListedFile], doing: String,
-      config: BFIndexConfig): Boolean =
-    EncryptedColumns.check(df, columns, files, unsealable(config)).fold(
+  def refuseEncrypted(df: DataFrame, columns: Seq[String], files: Seq[ListedFile], doing: String): Boolean =
+    EncryptedColumns.check(df, columns, files).fold(
       why => throw HsbloomException.encryptedSource(s"cannot $doing: $why. Nothing was written"), identity)
-
-  /** What `config` builds that is not built for encrypted columns (`SealedTable`) yet. */
-  private def unsealable(config: BFIndexConfig): Seq[String] =
-    Option.when(config.globalFilter)("the global filter").toSeq
 }

@@ -33,12 +33,14 @@ object VerifyIndex {
     val stable = ids.reverseIterator.flatMap(entries.get).find(_.state.stable)
     val withData = stable.filter(s => (s.state == State.Active || s.state == State.Deleted) && s.parts.nonEmpty)
     val dataPaths = withData.map(_.parts.map(v => ctx.dataPath(v).toString)).getOrElse(Nil)
+    val notChecked = scala.collection.mutable.ArrayBuffer[String]()
     val problems = logProblems.collect { case (id, p) if id > forced => p }.toSeq ++
-      withData.map(verifyData(ctx, _, dataPaths)).getOrElse(Nil)
-    VerifyResult(name, stable.map(_.state.name), ids.size, dataPaths, problems)
+      withData.map(verifyData(ctx, _, dataPaths, notChecked += _)).getOrElse(Nil)
+    VerifyResult(name, stable.map(_.state.name), ids.size, dataPaths, problems, notChecked.toSeq.distinct)
   }
 
-  private def verifyData(ctx: IndexContext, entry: LogEntry, dataPaths: Seq[String]): Seq[VerifyResult.Problem] = {
+  private def verifyData(ctx: IndexContext, entry: LogEntry, dataPaths: Seq[String],
+      notChecked: String => Unit): Seq[VerifyResult.Problem] = {
     if (!entry.dataLayout.contains(Layout.DataLayout)) {
       return Seq(VerifyResult.Problem(dataPaths.last, s"written in data layout ${entry.dataLayout.getOrElse("None")} " +
         s"by an older hsbloom (this one reads ${Layout.DataLayout}); queries do not use it: a full refresh rebuilds it"))
@@ -47,6 +49,6 @@ object VerifyIndex {
     if (missing.nonEmpty) return missing.map(VerifyResult.Problem(_, "data directory is missing"))
     val config = entry.config.get
     IndexVerify.problems(ctx.spark, dataPaths, entry.droppedFileIds.toSet, entry.summary.map(_.numFiles).getOrElse(0L),
-      config.indexedColumns, config.globalFilter).map { case (file, problem) => VerifyResult.Problem(file, problem) }
+      config.indexedColumns, config.globalFilter, notChecked).map { case (file, problem) => VerifyResult.Problem(file, problem) }
   }
 }

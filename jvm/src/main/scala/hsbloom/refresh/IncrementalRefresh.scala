@@ -5,7 +5,7 @@ import org.apache.spark.sql.DataFrame
 import hsbloom.{HsbloomException, RefreshResult}
 import hsbloom.build.{EncryptedColumns, ListedFile}
 import hsbloom.conf.HsbloomConf
-import hsbloom.index.{Layout, SealedTable}
+import hsbloom.index.{Layout, SealedGlobal, SealedTable}
 import hsbloom.log.{AdoptionSummary, ColumnSummary, HeldFile, IndexSource, LogEntry, PendingChanges, State, Summary}
 import hsbloom.operations.{BuildData, DataVersions, IndexContext, JobGroup, Operation}
 import hsbloom.refresh.RefreshData.FileSums
@@ -64,7 +64,12 @@ object IncrementalRefresh {
     val current = changes.current
     val source = if (base.source.get.schemaHidden) current.hidingSchema(base.config.get.indexedColumns) else current
     val numParts = base.parts.size + (if (appended.nonEmpty) 1 else 0)
-    if (numParts > maxDataParts || dropped.size > numFiles) return compact(ctx, base, df, changes, appended, source)
+    if (appended.nonEmpty) refuseNewlySealed(ctx, base, df, appended)
+    // The appended files' sealed global filters at the index's sizes, read with the session's keys before anything is written.
+    val sealedBlocks = if (appended.isEmpty) Map.empty[String, Int] else sealedGlobalBlocks(ctx, base, df)
+    if (numParts > maxDataParts || dropped.size > numFiles) {
+      return compact(ctx, base, df, changes, appended, source, sealedBlocks)
+    }
     if (appended.isEmpty) { // only deletes: the version reads the same directories, with more ids dropped
       val summary = incrementalSummary(base, referringTotals(ctx, base, None, changes.deleted), None, numFiles,
         changes.deleted.size, base.summary.get.indexBytes)
@@ -73,7 +78,8 @@ object IncrementalRefresh {
         s"index '$name': dropped ${changes.deleted.size} deleted files")
     }
     writeDirectory(ctx, base, changes, appended, source, Some(dropped)) { (version, description) =>
-      val built = buildAppended(ctx, base, df, appended, ctx.dataPath(version).toString, description, numFiles)
+      val built = buildAppended(ctx, base, df, appended, ctx.dataPath(version).toString, description, numFiles,
+        sealedBlocks)
       incrementalSummary(base, referringTotals(ctx, base, Some(built), changes.deleted), Some(built), numFiles,
         changes.deleted.size, base.summary.get.indexBytes + built.indexBytes)
     }
@@ -115,15 +121,16 @@ object IncrementalRefresh {
    * new version's `numFiles`.
    */
   private def buildAppended(ctx: IndexContext, base: LogEntry, df: DataFrame, appended: Seq[HeldFile],
-      dataPath: String, description: String, numFiles: Long): Summary = {
+      dataPath: String, description: String, numFiles: Long, sealedBlocks: Map[String, Int]): Summary = {
     val config = base.config.get
     val summary = base.summary.get
     val blocks = if (!config.globalFilter) Map.empty[String, Int] else summary.columns.map { case (c, s) =>
       c -> RefreshData.globalFilterBlocks(c, s.globalFilterBytes)
-    }.toMap
+    }.toMap ++ sealedBlocks
     val files = appended.map(f => ListedFile(f.id, f.path, f.size, f.mtime))
     val built = BuildData(df, files, config, numFiles, dataPath, description, blocks)
-    if (config.globalFilter) config.indexedColumns.foreach { c =>
+    // A sealed column's sizes are checked where its filters are OR-ed (`SealedGlobal.load`), with keys.
+    if (config.globalFilter) config.indexedColumns.filter(c => summary.column(c).isDefined).foreach { c =>
       val (want, got) = (summary.column(c).get.globalFilterBytes, built.column(c).get.globalFilterBytes)
       if (want != got) {
         throw HsbloomException.indexState(s"the appended files' global filter of column '$c' has $got bytes, the " +
@@ -131,6 +138,44 @@ object IncrementalRefresh {
       }
     }
     built
+  }
+
+  /**
+   * Refuses, before anything is written, appended files that would seal a column the index holds in plaintext
+   * (its counts in the log): the column's filters, global filter included, would be part plaintext and part
+   * sealed, the plaintext part weaker than the files that encrypt it. A full refresh seals it whole.
+   */
+  private def refuseNewlySealed(ctx: IndexContext, base: LogEntry, df: DataFrame, appended: Seq[HeldFile]): Unit = {
+    val columns = base.config.get.indexedColumns
+    val sealing = EncryptedColumns.sealing(df, columns, appended.map(f => ListedFile(f.id, f.path, f.size, f.mtime)))
+    sealing.toSeq.flatMap(_.masterKeys).find { case (c, _) => base.summary.get.column(c).isDefined }.foreach {
+      case (c, key) => throw HsbloomException.encryptedSource(s"cannot refresh index '${ctx.name}' incrementally: " +
+        s"column '$c' is encrypted in appended files (master key $key), but the index holds it in plaintext; a " +
+        "sealed part beside plaintext ones would leave the files that encrypt it less protected than they are. " +
+        "Refresh it in full mode, which seals the column whole (docs/design/encryption.md). Nothing was written")
+    }
+  }
+
+  /**
+   * Per sealed column with a global filter (`SealedGlobal`), its size in blocks, for the appended files' filter to
+   * be built at: read, decrypted, with the session's settings and the source read's. Refused before anything is
+   * written when they cannot read it (as compaction is without keys), naming the fix.
+   */
+  private def sealedGlobalBlocks(ctx: IndexContext, base: LogEntry, df: DataFrame): Map[String, Int] = {
+    val config = base.config.get
+    val paths = base.parts.map(v => ctx.dataPath(v).toString)
+    if (!config.globalFilter || !paths.exists(p => ctx.fs.exists(new org.apache.hadoop.fs.Path(SealedGlobal.path(p))))) {
+      return Map.empty
+    }
+    val conf = EncryptedColumns.readConf(df).getOrElse(ctx.spark.sessionState.newHadoopConf())
+    config.indexedColumns.filter(c => base.summary.get.column(c).isEmpty).map { c =>
+      val bytes = SealedGlobal.load(paths, c, conf).fold(why => throw HsbloomException.encryptedSource(
+        s"cannot refresh index '${ctx.name}' incrementally: the appended files' global filter of '$c' is built at " +
+          "the size of the index's, which is sealed under the column's key (docs/design/encryption.md) and cannot " +
+          s"be read with this session's settings ($why): give the session the table's Parquet encryption " +
+          "settings, or refresh it in full mode. Nothing was written"), _.counts.filterBytes)
+      c -> RefreshData.globalFilterBlocks(c, bytes)
+    }.toMap
   }
 
   /**
@@ -161,7 +206,7 @@ object IncrementalRefresh {
    * previous version's directories copied, the appended files built, the global filters OR-ed.
    */
   private def compact(ctx: IndexContext, base: LogEntry, df: DataFrame, changes: SourceChanges,
-      appended: Seq[HeldFile], source: IndexSource): RefreshResult = {
+      appended: Seq[HeldFile], source: IndexSource, sealedBlocks: Map[String, Int]): RefreshResult = {
     val config = base.config.get
     // Sealed rows (docs/design/encryption.md) are copied decrypted with this session's keys and sealed again with
     // the keys the files name now, before anything is written (a session that cannot is refused, naming it).
@@ -179,11 +224,15 @@ object IncrementalRefresh {
     writeDirectory(ctx, base, changes, appended, source, None) { (version, description) =>
       val dataPath = ctx.dataPath(version).toString
       val staging = Option.when(appended.nonEmpty)(s"$dataPath/$Staging")
-      val built = staging.map(buildAppended(ctx, base, df, appended, _, description, numFiles))
+      val built = staging.map(buildAppended(ctx, base, df, appended, _, description, numFiles, sealedBlocks))
       val stats = RefreshData.assemble(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging, dataPath,
         changes.kept.map(_.id), config.indexedColumns, config.globalFilter)
       sealing.foreach(RefreshData.assembleSealed(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging,
         dataPath, changes.kept.map(_.id), _))
+      val oldPaths = base.parts.map(v => ctx.dataPath(v).toString)
+      if (config.globalFilter && oldPaths.exists(p => ctx.fs.exists(new org.apache.hadoop.fs.Path(SealedGlobal.path(p))))) {
+        sealing.foreach(RefreshData.assembleSealedGlobal(ctx.spark, oldPaths ++ staging, dataPath, _))
+      }
       if (staging.isDefined) ctx.deleteInDataVersion(version, Staging)
       val bytes = ctx.fs.getContentSummary(ctx.dataPath(version)).getLength
       incrementalSummary(base, stats, built, numFiles, changes.deleted.size, bytes)

@@ -144,6 +144,28 @@ object RefreshData {
   }
 
   /**
+   * The sealed global filters (`SealedGlobal`) of a compacted version at `newPath`: per sealed column of `sealing`
+   * the OR of its filters in `paths` (the previous version's directories and the appended files'), decrypted
+   * with the session's settings and the source read's, and their counts summed (upper bounds, as the filter keeps
+   * the deleted files' values), sealed again with the keys the files name now. Read whole on the driver (a global
+   * filter is at most `spark.hsbloom.join.globalFilter.maxBytes`-sized to be used at all). Throws when one cannot
+   * be read: the refresh fails and the previous version stays.
+   */
+  def assembleSealedGlobal(spark: SparkSession, paths: Seq[String], newPath: String,
+      sealing: hsbloom.build.EncryptedColumns.Sealing): Unit = {
+    import hsbloom.index.SealedGlobal
+    val conf = spark.sessionState.newHadoopConfWithOptions(sealing.readOptions)
+    val loaded = sealing.masterKeys.keys.toSeq.sorted.map { c =>
+      c -> SealedGlobal.load(paths, c, conf).fold(why => throw new IllegalStateException(
+        s"the sealed global filter of '$c' cannot be read with this session's keys: $why"), identity)
+    }
+    val chunks = spark.createDataFrame(loaded.map { case (c, l) =>
+      Row(c, 0, 1, l.serialized.length.toLong, l.serialized) }.asJava, IndexTables.GlobalTableSchema)
+    SealedGlobal.write(spark, chunks, loaded.map { case (c, l) => c -> l.counts }.toMap, newPath, sealing.masterKeys,
+      sealing.options)
+  }
+
+  /**
    * Writes a compacted version at `newPath`: the rows of the file tables of
    * `oldPaths` (the previous version's data directories) whose file ids are
    * in `keptIds`, the rows built for the appended files at `appendedPath`

@@ -42,8 +42,7 @@ object RefreshIndex {
       val df = SourceChanges.currentDataFrame(spark, source)
       val changes = SourceChanges.compare(spark, base, held(ctx, base, mode), df)
       if (mode != RefreshResult.Full) { // these keep the files the index holds; a full refresh checks every file
-        CreateIndex.refuseEncrypted(df, config.indexedColumns, appendedAsListed(changes), s"refresh index '$name'",
-          config)
+        CreateIndex.refuseEncrypted(df, config.indexedColumns, appendedAsListed(changes), s"refresh index '$name'")
       }
       (df, changes)
     }
@@ -121,7 +120,7 @@ object RefreshIndex {
     }
     val checking = s"hsbloom: checking the source of index '${ctx.name}' for encrypted columns"
     val footersHidden = JobGroup.around(ctx.spark, JobGroup.id("refresh", ctx.name), checking, cancelOnFailure = false) {
-      CreateIndex.refuseEncrypted(df, config.indexedColumns, described.files, s"refresh index '${ctx.name}'", config)
+      CreateIndex.refuseEncrypted(df, config.indexedColumns, described.files, s"refresh index '${ctx.name}'")
     }
     val source = if (footersHidden) described.source.hidingSchema(config.indexedColumns) else described.source
     val version = DataVersions.next(ctx)

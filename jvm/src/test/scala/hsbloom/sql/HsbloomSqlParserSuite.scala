@@ -135,7 +135,7 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     assert(parse("SHOW FILES IN BLOOMFILTER INDEX ids") == ShowIndexFilesCommand("ids"))
     assert(parse("DESCRIBE BLOOMFILTER INDEX ids").output.map(_.name).take(3) == Seq("name", "state", "indexed_columns"))
     assert(parse("VERIFY BLOOMFILTER INDEX ids").output.map(_.name) ==
-      Seq("name", "state", "healthy", "log_entries", "data_paths", "problems"))
+      Seq("name", "state", "healthy", "log_entries", "data_paths", "problems", "not_checked"))
     assert(parse("SHOW FILES IN BLOOMFILTER INDEX ids").output.map(_.name) ==
       Seq("file_id", "file_path", "file_size", "file_mtime", "filter_source"))
     Seq("RESTORE", "VACUUM", "CANCEL").foreach(v => assert(parse(s"$v BLOOMFILTER INDEX ids").output.isEmpty))
