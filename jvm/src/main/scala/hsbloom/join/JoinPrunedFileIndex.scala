@@ -53,6 +53,10 @@ final class JoinPrunedFileIndex(
 
   override def prunesAtRunTime: Boolean = enabled && joins.exists(_.broadcast.isDefined)
 
+  override def prunesRowGroupsAtRunTime: Boolean = prunesAtRunTime && HsbloomConf.isZonesEnabled(session) &&
+    columns.exists(c => joins.exists(_.attribute.exprId == c.attribute.exprId) &&
+      IndexCatalog.indexData(session, c.index).hasZones)
+
   override def receiveKeys(name: String, values: Option[Array[Any]]): Unit = if (joins.exists(_.broadcast.contains(name))) {
     received.put(name, values)
     dropPrepared() // the listing made before the keys were known keeps more files
@@ -65,9 +69,12 @@ final class JoinPrunedFileIndex(
 
   private def keyFilter(j: BuildKeys): Either[String, Expression] = j.broadcast match {
     case Some(name) => Option(received.get(name)) match {
-      case None if name == PlannedBroadcast =>
-        scala.util.Left("keys from this join's broadcast, when the probe side is listed at run time (the build side is read " +
-          "once); the scan's metrics and the log show what they pruned")
+      // `hs.explain` plans only: where a job of their own was allowed, it reads the keys in one (the keys the
+      // broadcast will hold), so that it shows the files and row groups they keep; else it says when they come.
+      case None if name == PlannedBroadcast => j.ownJobSkipped match {
+        case None => ownJobFilters.computeIfAbsent(j, k => keysFilter(k)).left.map(why => s"$AtRunTime; $why")
+        case Some(_) => scala.util.Left(s"$AtRunTime; the scan's metrics and the log show what they pruned")
+      }
       case None | Some(None) =>
         scala.util.Left("the keys of this join's broadcast were not available when the files were listed; every file read")
       case Some(Some(values)) => broadcastFilter(j, values)
@@ -99,7 +106,9 @@ final class JoinPrunedFileIndex(
     val filters = joins.map(j => j -> keyFilter(j))
     val (listed, report) = pruning.prune(partitionFilters, dataFilters ++ filters.flatMap(_._2.toOption))
     val notes = filters.map { case (j, f) =>
-      s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"${j.describeKeys} from the build side; ${answer(report)}")
+      val from = if (j.broadcast.contains(PlannedBroadcast)) s"$AtRunTime; for this explain read in a job of their " +
+        s"own: ${j.describeKeys}" else s"${j.describeKeys} from the build side"
+      s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"$from; ${answer(report)}")
     }
     notes.foreach(n => log.info(s"hsbloom: $n for ${rootPaths.mkString(", ")}"))
     // A listing at run time from a broadcast's keys: its numbers, for EXPLAIN BLOOMFILTER ANALYZE.
@@ -112,11 +121,15 @@ final class JoinPrunedFileIndex(
     (listed, report, notes)
   }
 
-  /** What the index said about the listing, e.g. "the index says 19 of 80 files may hold them: 61 files (76 %) not read". */
+  /**
+   * What the index said about the listing, e.g. "the index says 19 of 80 files may hold them: 61 files (76 %)
+   * not read", and of kept files with zones "; row groups of files with zones: 152 -> 23".
+   */
   private def answer(report: PrunedFileIndex.Report): String = {
     val share = if (report.filesBefore == 0) 0.0 else report.filesPruned * 100.0 / report.filesBefore
     f"the index says ${report.filesAfter} of ${report.filesBefore} files may hold them: " +
-      f"${report.filesPruned} files ($share%.0f %%) not read"
+      f"${report.filesPruned} files ($share%.0f %%) not read" +
+      report.rowGroups.map(g => s"; row groups of files with zones: ${g.before} -> ${g.after}").getOrElse("")
   }
 
   private def keysFilter(j: BuildKeys): Either[String, Expression] =
@@ -191,6 +204,9 @@ object JoinPrunedFileIndex {
 
   /** The subquery name of a broadcast planned but not yet fed (`hs.explain`, which plans only). */
   val PlannedBroadcast = ""
+
+  private val AtRunTime = "keys from this join's broadcast, when the probe side is listed at run time (the build " +
+    "side is read once)"
 
   /**
    * One join's build side: `plan` has one column, the build key as a value of

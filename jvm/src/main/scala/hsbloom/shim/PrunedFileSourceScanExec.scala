@@ -19,7 +19,8 @@ import org.apache.spark.util.collection.BitSet
  * nothing it has no metrics of its own. Of a file whose listing carries a
  * zone selection it reads only the selected row groups (`ZonedScan`). A
  * listing that prunes with keys known only at run time (`PrunedListing.prunesAtRunTime`:
- * a join's broadcast, `BroadcastKeys`) has the metrics from the start, and
+ * a join's broadcast, `BroadcastKeys`) has the metrics from the start (the row groups' too where an index
+ * of the listing has zones), and
  * gets those keys, from the scan's subqueries, just before it lists.
  *
  * It is the same node, not a node above it: same arguments, same execution,
@@ -51,15 +52,14 @@ class PrunedFileSourceScanExec(
 
   /** hsbloom's metrics, present only when the listing made before they are first asked for pruned a file. */
   @transient private lazy val pruningMetrics: Map[String, SQLMetric] = {
-    val atRunTime = Option(relation).map(_.location).exists {
-      case p: PrunedListing => p.prunesAtRunTime
-      case _ => false
-    }
+    val listing = Option(relation).map(_.location).collect { case p: PrunedListing => p }
+    val atRunTime = listing.exists(_.prunesAtRunTime)
     val files = if (report.exists(_.filesPruned > 0) || atRunTime) {
       Map(FilesBefore -> SQLMetrics.createMetric(sparkContext, "files before hsbloom pruning"),
         FilesPruned -> SQLMetrics.createMetric(sparkContext, "files pruned by hsbloom"))
     } else Map.empty[String, SQLMetric]
-    val rowGroups = if (report.exists(_.rowGroups.exists(_.pruned > 0))) {
+    val rowGroups = if (report.exists(_.rowGroups.exists(_.pruned > 0)) || (atRunTime &&
+        listing.exists(_.prunesRowGroupsAtRunTime))) {
       Map(RowGroupsBefore -> SQLMetrics.createMetric(sparkContext, "row groups before hsbloom pruning"),
         RowGroupsPruned -> SQLMetrics.createMetric(sparkContext, "row groups pruned by hsbloom"))
     } else Map.empty[String, SQLMetric]

@@ -15,6 +15,12 @@ trait PrunedListing extends FileIndex {
   /** Whether a listing at run time may prune with keys only known then (a join's broadcast, `BroadcastKeys`). */
   def prunesAtRunTime: Boolean = false
 
+  /**
+   * Whether such a run-time listing may also prune row groups (an index of the listing has zones): the scan
+   * then has the row-group metrics from the start too, as it has the file metrics.
+   */
+  def prunesRowGroupsAtRunTime: Boolean = false
+
   /** The values of the run-time subquery `name` (None: not available), handed over before the scan lists. */
   def receiveKeys(name: String, values: Option[Array[Any]]): Unit = ()
 }
