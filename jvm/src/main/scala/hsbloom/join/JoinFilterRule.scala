@@ -1,10 +1,10 @@
 package hsbloom.join
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, ExprId, Expression, IsNotNull}
+import org.apache.spark.sql.catalyst.expressions.{ExprId, Expression, IsNotNull}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
-import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitioningAwareFileIndex}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
+import org.apache.spark.sql.execution.datasources.{FileIndex, LogicalRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.internal.SQLConf
 
 import hsbloom.catalog.IndexCatalog
@@ -25,17 +25,17 @@ import hsbloom.conf.HsbloomConf
  *     covers, keep only rows whose key may be in that filter: a Filter just
  *     above this side, so below the exchange Spark adds for the join.
  *  2. **File pruning.** When this side's key is an indexed column of a file
- *     relation and the other side is a filtered scan, install a
- *     `JoinPrunedFileIndex` that keeps only the files whose filters may hold
- *     one of the other side's keys.
+ *     relation, install a `JoinPrunedFileIndex` that keeps only the files
+ *     (and row groups, with zones) whose filters may hold one of the other
+ *     side's keys, known at run time (decided by `JoinFilePruning`).
  *
  * Neither is applied to a side any of whose relations is below a
  * nondeterministic operator (the join's own condition included): what it
  * computes depends on the rows and files it is given (`Nondeterminism`).
  * Each is applied only where `JoinCostModel` finds that it pays, from the
- * indexes' counts and Spark's size estimates; file pruning also only where the
- * other side is a filtered scan (`BuildSide`), since its keys are read in a
- * job of their own. Every decision is recorded for `hs.explain`
+ * indexes' counts and Spark's size estimates; file pruning's keys come from
+ * the join's broadcast, or from a job of their own only where the other side
+ * is a filtered scan (`BuildSide`). Every decision is recorded for `hs.explain`
  * (`JoinDecisions`). A plan without equi-joins, or a session without ACTIVE
  * indexes, is left after one walk of the plan.
  *
@@ -78,8 +78,10 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
   private def reduceSide(target: LogicalPlan, targetKey: Expression, source: LogicalPlan, sourceKey: Expression,
       nullSafe: Boolean, label: String): LogicalPlan = {
     val filtered = withGlobalFilter(target, targetKey, source, sourceKey, nullSafe, label).getOrElse(target)
-    withFilePruning(filtered, targetKey, source, sourceKey, nullSafe, label).getOrElse(filtered)
+    filePruning(filtered, targetKey, source, sourceKey, nullSafe, label).getOrElse(filtered)
   }
+
+  private val filePruning = new JoinFilePruning(session)
 
   private def timeZone: String = session.sessionState.conf.sessionLocalTimeZone
 
@@ -122,7 +124,7 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     if (summary.globalFilterBytes > maxBytes) {
       return skip(s"its ${summary.globalFilterBytes} bytes exceed ${HsbloomConf.JoinGlobalFilterMaxBytes.key} ($maxBytes)")
     }
-    val probed = keyColumnStats(target, targetKey, throughJoins = true)
+    val probed = JoinKeys.indexStats(session, target, targetKey, throughJoins = true)
     val decision = if (!modelled) JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false") else JoinCostModel.globalFilter(
       summary.ndv, probed.map(_._1.ndv).filter(_ > 0), c.index.entry.sharedFpp, summary.globalFilterBytes,
       target.stats.sizeInBytes, probedThroughJoin = probed.exists(!_._2))
@@ -145,124 +147,6 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       Filter(filter, target)
     }
   }
-
-  /**
-   * The index statistics of `key` when it is an indexed column of `plan`'s
-   * file relation, and whether `plan` reads it through Projects and Filters
-   * only. With `throughJoins`, also a column read through joins, which hold at
-   * most the column's values (false: its counts are only upper bounds).
-   */
-  private def keyColumnStats(plan: LogicalPlan, key: Expression, throughJoins: Boolean)
-      : Option[(ColumnSummary, Boolean)] = {
-    val direct = JoinKeys.columnOf(plan, key)
-    def below(p: LogicalPlan, id: ExprId): LogicalPlan = p match {
-      case j: Join => Seq(j.left, j.right).find(_.outputSet.exists(_.exprId == id)).map(below(_, id)).getOrElse(j)
-      case Project(list, child) if list.exists { case a: AttributeReference => a.exprId == id; case _ => false } =>
-        below(child, id)
-      case Filter(_, child) => below(child, id)
-      case other => other
-    }
-    val column = direct.orElse(if (!throughJoins || key.references.size != 1) None
-      else JoinKeys.columnOf(below(plan, key.references.head.exprId), key))
-    column.filterNot(c => FilePruningRule.isDelta(c.fs)).flatMap { column =>
-      IndexCatalog.coveredColumns(session, column.fs, Seq(column.attribute)).iterator
-        .flatMap(c => c.index.entry.columnSummaries.get(c.indexColumn)).find(_.ndv >= 0)
-    }.map(_ -> direct.isDefined)
-  }
-
-  private def withFilePruning(target: LogicalPlan, targetKey: Expression, source: LogicalPlan,
-      sourceKey: Expression, nullSafe: Boolean, label: String): Option[LogicalPlan] = {
-    val column = JoinKeys.columnOf(target, targetKey).filterNot(c => FilePruningRule.isDelta(c.fs)).orNull
-    if (column == null) return None
-    val output = column.relation.output.collect { case a: AttributeReference => a }
-    val covered = IndexCatalog.coveredColumns(session, column.fs, output)
-    val probe = covered.find(_.attribute.exprId == column.attribute.exprId).getOrElse(return None)
-    def skip(reason: String): Option[LogicalPlan] = {
-      JoinDecisions.record(s"$label: file pruning of ${column.attribute.name} from the build side's keys: " +
-        s"skipped: $reason")
-      None
-    }
-    if (!source.deterministic) return skip("the build side is not deterministic")
-    if (costModelOn && BuildSide.filtersByValues(target, column.attribute)) {
-      return skip(s"the query filters ${column.attribute.name} by values already (its own pruning applies)")
-    }
-    // Where an average key is in most of the probe side's files, no key set prunes: neither a broadcast's keys
-    // (collecting them is not free) nor a job of their own.
-    val noKeySet = if (!costModelOn) None else probe.index.entry.columnSummaries.get(probe.indexColumn).flatMap { s =>
-      JoinCostModel.keysWorthIt(fileCount(column.fs, probe.index), s.numRows - s.numNulls, s.ndv,
-        probe.index.entry.fpp, HsbloomConf.JoinPruningMaxBuildKeys.get(session), s.filesPerKey).left.toOption
-    }
-    // Keys read in a job of their own (the build side computed a second time): only where main's planning checks
-    // find that it pays (`ownJob`). A broadcast of this join's build side is reused instead whenever Spark plans
-    // one (`BroadcastKeysRule`), for `=` keys: so the keys are installed even where the own job is not allowed.
-    val (ownJob, useful) = ownJobDecision(column, probe, source, sourceKey)
-    noKeySet match {
-      case Some(none) =>
-        val ownReason = ownJob.left.toOption.filterNot(_ == none.reason)
-        return skip(ownReason.map(r => s"$r; no broadcast's keys either: ${none.reason}").getOrElse(none.reason))
-      case None =>
-    }
-    // Without a job of its own the keys can only come from a broadcast: only for `=`, and a build side Spark may
-    // broadcast (within the threshold by its estimate); otherwise the plan is left as it was.
-    if (ownJob.isLeft && (nullSafe || !small(source))) return skip(ownJob.left.getOrElse(""))
-    // The build keys become values of the probe column's own type (null where none is equal).
-    JoinKeys.inColumnType(sourceKey, column, timeZone).map { v =>
-      val how = ownJob.fold(
-        why => s"from this join's broadcast when Spark broadcasts the build side (read once); without one, none " +
-          s"(a job of their own is skipped: $why)",
-        why => (if (nullSafe) "" else "from this join's broadcast when Spark broadcasts the build side (read " +
-          "once); without one, ") + s"in a job of their own: $why")
-      JoinDecisions.record(s"$label: file pruning of ${column.attribute.name} from the build side's keys: " +
-        s"installed: keys $how")
-      val keys = new JoinPrunedFileIndex.BuildKeys(column.attribute, Project(Seq(Alias(v, "hsbloom_key")()), source),
-        nullSafe, if (ownJob.isRight) useful else HsbloomConf.JoinPruningMaxBuildKeys.get(session), ownJob.left.toOption,
-        broadcast = None)
-      val location = JoinPrunedFileIndex.withJoin(session, column.fs.location, covered, keys)
-      if (location eq column.fs.location) target
-      else {
-        val relation = column.relation.copy(relation = column.fs.copy(location = location)(column.fs.sparkSession))
-        target.transformUp { case l: LogicalRelation if l eq column.relation => relation }
-      }
-    }
-  }
-
-  /**
-   * Whether the build keys may be read in a job of their own (Right, with the
-   * reason and the most keys worth waiting for) or why not (Left): the
-   * planning checks of the cost model (`JoinCostModel.filePruning`) on a
-   * build side that is a filtered scan (`BuildSide`).
-   */
-  private def ownJobDecision(column: JoinKeys.RelationColumn, probe: IndexCatalog.CoveredColumn,
-      source: LogicalPlan, sourceKey: Expression): (Either[String, String], Int) = {
-    val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
-    val buildRelation = BuildSide.plainScan(source) match {
-      case Left(reason) => return (Left(reason), 0)
-      case Right(relation) => relation
-    }
-    val modelled = costModelOn
-    // A build side that filters no rows has all its key column's values: the index counts them.
-    val filtered = hasSelectiveFilter(source)
-    val buildDistinct =
-      if (filtered) None else keyColumnStats(source, sourceKey, throughJoins = false).map(_._1.ndv).filter(_ >= 0)
-    if (modelled && !filtered && buildDistinct.isEmpty && !small(source)) {
-      return (Left("the build side filters no rows and is not small"), 0)
-    }
-    val summary = probe.index.entry.columnSummaries.get(probe.indexColumn)
-      .getOrElse(return (Left("the probe column's index has no statistics"), 0))
-    val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys) else {
-      JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
-        probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
-        maxKeys, buildDistinct, summary.filesPerKey)
-    }
-    (if (decision.applies) Right(decision.reason) else Left(decision.reason), useful)
-  }
-
-  /** The probe side's files: from its listing when it holds one, else as the index counts them. */
-  private def fileCount(fs: HadoopFsRelation, index: IndexCatalog.ActiveIndex): Int =
-    JoinPrunedFileIndex.unwrap(fs.location) match {
-      case listing: PartitioningAwareFileIndex if isFixedListing(listing) => listing.allFiles().size
-      case _ => IndexCatalog.indexData(session, index).numFiles
-    }
 
   /**
    * Whether every file the relation lists is one the index covers (same path,
@@ -300,10 +184,6 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       hasSelectiveFilter(source) &&
       source.stats.sizeInBytes <= conf.getConf(SQLConf.RUNTIME_BLOOM_FILTER_CREATION_SIDE_THRESHOLD)
   }
-
-  /** A build side that may well have few keys: within the broadcast threshold. */
-  private def small(source: LogicalPlan): Boolean =
-    source.stats.sizeInBytes <= math.max(session.sessionState.conf.autoBroadcastJoinThreshold, 0L)
 }
 
 object JoinFilterRule {

@@ -1,16 +1,20 @@
 package hsbloom.join
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
-import hsbloom.pruning.ExactCast
+import hsbloom.catalog.IndexCatalog
+import hsbloom.log.ColumnSummary
+import hsbloom.pruning.{ExactCast, FilePruningRule}
 import hsbloom.shim.FileRelation
 
 /**
  * The equalities of a join condition, and how a key of one side relates to an
  * indexed column: which file relation it reads, and how a value of the other
- * side's key becomes a value of that column (exactly, or not at all).
+ * side's key becomes a value of that column (exactly, or not at all), and
+ * what its index counts of it.
  */
 object JoinKeys extends PredicateHelper {
 
@@ -79,5 +83,29 @@ object JoinKeys extends PredicateHelper {
         val forth = Cast(back, value.dataType, Some(timeZoneId), EvalMode.TRY)
         Some(If(EqualNullSafe(forth, value), back, Literal.create(null, target)))
     }
+  }
+
+  /**
+   * The index statistics of `key` when it is an indexed column of `plan`'s
+   * file relation, and whether `plan` reads it through Projects and Filters
+   * only. With `throughJoins`, also a column read through joins, which hold at
+   * most the column's values (false: its counts are only upper bounds).
+   */
+  def indexStats(session: SparkSession, plan: LogicalPlan, key: Expression, throughJoins: Boolean)
+      : Option[(ColumnSummary, Boolean)] = {
+    val direct = columnOf(plan, key)
+    def below(p: LogicalPlan, id: ExprId): LogicalPlan = p match {
+      case j: Join => Seq(j.left, j.right).find(_.outputSet.exists(_.exprId == id)).map(below(_, id)).getOrElse(j)
+      case Project(list, child) if list.exists { case a: AttributeReference => a.exprId == id; case _ => false } =>
+        below(child, id)
+      case Filter(_, child) => below(child, id)
+      case other => other
+    }
+    val column = direct.orElse(if (!throughJoins || key.references.size != 1) None
+      else columnOf(below(plan, key.references.head.exprId), key))
+    column.filterNot(c => FilePruningRule.isDelta(c.fs)).flatMap { column =>
+      IndexCatalog.coveredColumns(session, column.fs, Seq(column.attribute)).iterator
+        .flatMap(c => c.index.entry.columnSummaries.get(c.indexColumn)).find(_.ndv >= 0)
+    }.map(_ -> direct.isDefined)
   }
 }
