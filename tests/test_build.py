@@ -258,7 +258,10 @@ def test_empty_and_all_null_files_get_rows_that_match_nothing(spark, tmp_path):
         "num_rows": 3, "num_nulls": 1, "ndv": summary["columns"]["k"]["ndv"],
         # A global filter has at least one block per bucket: 64 blocks, 2 KiB, and a 16-byte header.
         "file_filter_bytes": 3 * 47, "global_filter_bytes": 2048 + 16,
+        # The files' distinct values summed (the join cost model's spread of a key): 2, 0 and 0.
+        "file_ndv_sum": 2,
     }
+    assert sum(r.ndv for r in rows if r.column == "k") == 2
     empty_filters = file_table(spark, data_path).where("num_rows - num_nulls = 0")
     assert empty_filters.where("hsbloom_might_contain(filter, 1L) OR hsbloom_might_contain(filter, 2L)").count() == 0
 

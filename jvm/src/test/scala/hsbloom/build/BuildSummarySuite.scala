@@ -12,8 +12,11 @@ class BuildSummarySuite extends AnyFunSuite {
     val summary = BuildSummary.of(request, stats, Map("a" -> ((9L, 1040L))), indexBytes = 4096, adoption)
     assert(summary.toJson ==
       """{"num_files":2,"num_rows":12,"index_bytes":4096,"columns":{""" +
-        """"b":{"num_rows":12,"num_nulls":2,"ndv":8,"file_filter_bytes":64,"global_filter_bytes":0},""" +
-        """"a":{"num_rows":12,"num_nulls":1,"ndv":9,"file_filter_bytes":96,"global_filter_bytes":1040}},""" +
+        // file_ndv_sum: the files' distinct values summed (b: 5 + 3; a: 3 + 7, its ndv the global filter's 9).
+        """"b":{"num_rows":12,"num_nulls":2,"ndv":8,"file_filter_bytes":64,"global_filter_bytes":0,""" +
+        """"file_ndv_sum":8},""" +
+        """"a":{"num_rows":12,"num_nulls":1,"ndv":9,"file_filter_bytes":96,"global_filter_bytes":1040,""" +
+        """"file_ndv_sum":10}},""" +
         """"adoption":{"adopted_files":1,"hashed_files":{"no native filter in every row group":1}}}""")
   }
 }
