@@ -138,6 +138,45 @@ def test_a_refresh_over_an_appended_encrypted_file_is_refused_in_every_mode(spar
     assert (hs.index("grows").state.value, hs.index("grows").data_version) == ("ACTIVE", version)
 
 
+def index_files(path: Path) -> dict[str, bytes]:
+    """Every file under `path` (the log's entries, the data directories) with its bytes."""
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_without_keys_an_incremental_refresh_of_a_sealed_index_is_refused_before_writing(spark, system_path, tmp_path):
+    """A session without the keys (no crypto factory) can neither read the appended files' encrypted column nor
+    seal their rows, nor read the sealed global filter's size, nor copy the sealed rows when compacting: refused
+    before the operation begins, with and without a global filter, naming the fix; the index's log and files are
+    byte for byte the same afterwards."""
+    path = tmp_path / "people"
+    odd_people(spark).write.options(**encrypting(True)).parquet(str(path))
+    first_files = sorted(path.glob("*.parquet"))
+    hs = hsbloom.Hyperspace(spark)
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+        hs.create_index(spark.read.parquet(str(path)), BFIndexConfig("with_global", ["ssn"]))
+        hs.create_index(spark.read.parquet(str(path)), BFIndexConfig("files_only", ["ssn"], global_filter=False))
+    spark.createDataFrame([(100, "zzz")], "id long, ssn string").coalesce(1).write.mode("append") \
+        .options(**encrypting(True)).parquet(str(path))
+    before = index_files(system_path)
+    log_ids = {name: hs.index(name).log_id for name in ("with_global", "files_only")}
+    fix = (r"give the session the table's Parquet encryption settings.*, or refresh it in full mode\. "
+           "Nothing was written")
+    for name in log_ids:  # appended files: their rows cannot be sealed
+        with pytest.raises(EncryptedSourceError, match=f"cannot refresh index '{name}' incrementally: it holds "
+                           f"column 'ssn' sealed under the source's keys .* without a crypto factory .*{fix}"):
+            hs.refresh_index(name, mode="incremental")
+    # Deleted files only, more than are kept: the refresh compacts, which copies the sealed rows.
+    for f in set(path.glob("*.parquet")) - set(first_files[:1]):
+        f.unlink()
+    for name in log_ids:
+        with pytest.raises(EncryptedSourceError, match=f"cannot refresh index '{name}' incrementally: its data "
+                           f"directories need compacting, which copies its sealed rows .*{fix}"):
+            hs.refresh_index(name, mode="incremental")
+    assert index_files(system_path) == before
+    assert {name: hs.index(name).log_id for name in log_ids} == log_ids
+    assert {hs.index(name).state.value for name in log_ids} == {"ACTIVE"}
+
+
 @contextmanager
 def session_settings(spark, settings: dict[str, str]) -> Iterator[None]:
     """`settings` on the shared session for a while (Delta writes and reads Parquet with the session's)."""
