@@ -1,8 +1,8 @@
 """The source as it is now: its files with size and modification time, and the indexed columns' types.
 
 A Parquet directory is listed with sizes and mtimes (locally by scandir, elsewhere in one recursive call of
-pyarrow's filesystem; hive partitions, hidden `_`/`.` names left out as Spark leaves them out); a Delta table's snapshot through the
-`deltalake` package (the current version, or the one asked for). The staleness rule is the Spark rule's: a file
+pyarrow's filesystem; hive partitions, hidden `_`/`.` names left out as Spark leaves them out); a Delta table's
+snapshot through the `deltalake` package (the current version, or the one asked for). The staleness rule is the Spark rule's: a file
 is probed only when the index holds it with the same size and modification time; every other file is kept.
 """
 
