@@ -132,10 +132,78 @@ def test_a_refresh_over_an_appended_encrypted_file_is_refused_in_every_mode(spar
     # With index encryption on, the appended file would seal ssn beside its plaintext rows: a full refresh seals it.
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}), pytest.raises(
             EncryptedSourceError, match="cannot refresh index 'grows' incrementally: column 'ssn' is encrypted in "
-                                        r"appended files \(master key k1\), but the index holds it in plaintext"):
+                                        r"appended files \(master key k1\), but the index holds it in plaintext.* "
+                                        r"Refresh it in full mode, which seals the column whole.*Nothing was written"):
         hs.refresh_index("grows", mode="incremental")
     assert everything_under(system_path / "grows") == before  # no log entry, no data
     assert (hs.index("grows").state.value, hs.index("grows").data_version) == ("ACTIVE", version)
+    # The fix the refusal names: a full refresh seals ssn whole (the plaintext files' values too), its counts out
+    # of the log, and none of its values in any plaintext byte of the new version; with keys it prunes as before.
+    assert "ssn" in [c.column for c in hs.index("grows").columns]
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+        hs.refresh_index("grows", mode="full")
+    assert "ssn" not in [c.column for c in hs.index("grows").columns] and hs.index("grows").num_files == 3
+    new_version = system_path / "grows" / f"v__={hs.index('grows').data_version}"
+    readable, sealed_files = readable_without_keys(new_version)
+    assert {f.parent.name for f in sealed_files} == {"sealed", "sealed_global"}
+    assert all(r.get("column") != "ssn" for f in readable for r in pq_rows(f))
+    values = [f"{n * 7919:09d}" for n in range(42)]
+    assert not [f for f in new_version.rglob("*") if f.is_file() and any(v.encode() in f.read_bytes() for v in values)]
+    blocks = [f for f in new_version.rglob("*") if f.parent.name == "blocks" and not f.name.startswith(".")]
+    assert {hit for f in blocks for hit in sbbf_hits(f.read_bytes()[:-8], values)} == set()
+    df = spark.read.parquet(path)
+    lookups = [f"ssn = '{values[41]}'", f"ssn = '{values[3]}'", "ssn = 'absent'", "ssn IN ('', '000007919')"]
+    with session_settings(spark, READ):
+        try:
+            assert outcomes(spark, df, lookups, enabled=True) == outcomes(spark, df, lookups, enabled=False)
+            hsbloom.enable(spark)
+            assert files_read(df.where(lookups[0])) == 1 and files_read(df.where(lookups[2])) == 0
+        finally:
+            hsbloom.disable(spark)
+
+
+def pq_rows(path: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+    return pq.read_table(path).to_pylist()
+
+
+def index_files(path: Path) -> dict[str, bytes]:
+    """Every file under `path` (the log's entries, the data directories) with its bytes."""
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_without_keys_an_incremental_refresh_of_a_sealed_index_is_refused_before_writing(spark, system_path, tmp_path):
+    """A session without the keys (no crypto factory) can neither read the appended files' encrypted column nor
+    seal their rows, nor read the sealed global filter's size, nor copy the sealed rows when compacting: refused
+    before the operation begins, with and without a global filter, naming the fix; the index's log and files are
+    byte for byte the same afterwards."""
+    path = tmp_path / "people"
+    odd_people(spark).write.options(**encrypting(True)).parquet(str(path))
+    first_files = sorted(path.glob("*.parquet"))
+    hs = hsbloom.Hyperspace(spark)
+    with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
+        hs.create_index(spark.read.parquet(str(path)), BFIndexConfig("with_global", ["ssn"]))
+        hs.create_index(spark.read.parquet(str(path)), BFIndexConfig("files_only", ["ssn"], global_filter=False))
+    spark.createDataFrame([(100, "zzz")], "id long, ssn string").coalesce(1).write.mode("append") \
+        .options(**encrypting(True)).parquet(str(path))
+    before = index_files(system_path)
+    log_ids = {name: hs.index(name).log_id for name in ("with_global", "files_only")}
+    fix = (r"give the session the table's Parquet encryption settings.*, or refresh it in full mode\. "
+           "Nothing was written")
+    for name in log_ids:  # appended files: their rows cannot be sealed
+        with pytest.raises(EncryptedSourceError, match=f"cannot refresh index '{name}' incrementally: it holds "
+                           f"column 'ssn' sealed under the source's keys .* without a crypto factory .*{fix}"):
+            hs.refresh_index(name, mode="incremental")
+    # Deleted files only, more than are kept: the refresh compacts, which copies the sealed rows.
+    for f in set(path.glob("*.parquet")) - set(first_files[:1]):
+        f.unlink()
+    for name in log_ids:
+        with pytest.raises(EncryptedSourceError, match=f"cannot refresh index '{name}' incrementally: its data "
+                           f"directories need compacting, which copies its sealed rows .*{fix}"):
+            hs.refresh_index(name, mode="incremental")
+    assert index_files(system_path) == before
+    assert {name: hs.index(name).log_id for name in log_ids} == log_ids
+    assert {hs.index(name).state.value for name in log_ids} == {"ACTIVE"}
 
 
 @contextmanager

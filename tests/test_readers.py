@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 from pruning_support import files_listed
@@ -29,6 +30,7 @@ from pruning_support import files_listed
 import hsbloom
 from hsbloom.errors import InvalidArgumentError
 from hsbloom.readers import IndexDamageWarning, UnusableIndexWarning, and_, eq, is_null, isin, open_index, or_
+from hsbloom.readers import sources
 from hsbloom.readers.adapters import file_list, pyarrow_dataset
 from hsbloom.readers.predicates import And, Eq, In, IsNull, Or
 
@@ -305,6 +307,12 @@ def test_the_listing_sees_a_new_mtime_skips_hidden_names_and_reuses_only_within_
         after = index.prune(eq("id", 17))
         assert victim in after.files and partition in after.files
         assert not set(hidden) & set(after.files + after.skipped)
+        # The local listing (scandir, hidden names dropped before any stat) lists what the general one does.
+        parent, name = os.path.split(parquet)
+        general = sources.list_parquet(name, pafs.SubTreeFileSystem(parent, pafs.LocalFileSystem()))
+        local = sources.list_parquet(parquet)
+        assert [(f.path[len(parent) + 1:], f.size, f.mtime) for f in local.files] == \
+            [(f.path, f.size, f.mtime) for f in general.files]
         stale = cached.prune(eq("id", 17))  # within listing_ttl: the earlier listing, as documented
         assert victim in stale.skipped and partition not in stale.files and any("reused" in r for r in stale.reasons)
     finally:

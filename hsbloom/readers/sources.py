@@ -1,14 +1,16 @@
 """The source as it is now: its files with size and modification time, and the indexed columns' types.
 
-A Parquet directory is listed through pyarrow's filesystem in one recursive call that returns sizes and mtimes
-(hive partitions, hidden `_`/`.` names left out as Spark leaves them out); a Delta table's snapshot through the
-`deltalake` package (the current version, or the one asked for). The staleness rule is the Spark rule's: a file
+A Parquet directory is listed with sizes and mtimes (locally by scandir, elsewhere in one recursive call of
+pyarrow's filesystem; hive partitions, hidden `_`/`.` names left out as Spark leaves them out); a Delta table's
+snapshot through the `deltalake` package (the current version, or the one asked for). The staleness rule is the Spark rule's: a file
 is probed only when the index holds it with the same size and modification time; every other file is kept.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple, Optional
 from urllib.parse import unquote
@@ -68,32 +70,24 @@ def _spark_type(t: pa.DataType) -> Optional[str]:
 
 
 def list_parquet(root: str, filesystem: Any = None, previous: Optional[Listing] = None) -> Listing:
-    """The files of a Parquet directory now, from one recursive listing call that returns their sizes and
-    mtimes (no stat per file, no pyarrow dataset discovery). Hidden names are left out as Spark leaves them out.
+    """The files of a Parquet directory now with their sizes and mtimes (locally one `scandir` a directory and one
+    `stat` a visible file; elsewhere one recursive listing call; no pyarrow dataset discovery). Hidden names are left out as Spark leaves them out.
     `previous` (an earlier listing of the same root) saves work, never a check: a path it listed with the same
     size and mtime is taken from it as it is (key and all); the schema, the first file's (by path) plus the hive
     partition columns, is read again only when that file or the partition columns changed."""
     fs, path = resolve(root, filesystem)
     base = path.rstrip("/") or path
-    try:
-        infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=False, recursive=True))
-        prefix = base + "/"
-    except NotADirectoryError:  # the root is one file
-        infos, prefix = [fs.get_file_info(base)], base.rsplit("/", 1)[0] + "/"
+    entries, prefix = _local_entries(base) if isinstance(fs, pafs.LocalFileSystem) else (None, base + "/")
+    if entries is None:
+        entries, prefix = _filesystem_entries(fs, base)
     scheme = "file" if isinstance(fs, pafs.LocalFileSystem) else (root.split("://", 1)[0] if "://" in root else "file")
     seen = previous.by_path if previous is not None and previous.listed == (base, scheme) else {}
     files, directories = [], {}
-    for info in infos:
-        p, size, mtime_ns = info.path, info.size, info.mtime_ns
+    for p, size, mtime_ns in entries:
         known = size is not None and mtime_ns is not None  # else never matched to the index: read
         mtime = mtime_ns // 1_000_000 if known else -1
         before = seen.get(p)
         if before is None or not known or before.size != size or before.mtime != mtime:
-            if info.type != pafs.FileType.File:
-                continue
-            relative = p[len(prefix):] if p.startswith(prefix) else p.rsplit("/", 1)[-1]
-            if _hidden(relative):
-                continue
             before = SourceFile(p, _key(scheme, p) if known else None, size if known else -1, mtime)
         files.append(before)
         directories[p.rpartition("/")[0]] = None
@@ -107,6 +101,64 @@ def list_parquet(root: str, filesystem: Any = None, previous: Optional[Listing] 
         schema = pa.schema(list(schema) + [f for f in partitions if f.name not in schema.names])
     return Listing(tuple(files), schema, fs, schema_from=schema_from, partitions=partitions, listed=(base, scheme),
                    by_path={f.path: f for f in files})
+
+
+def _local_entries(base: str) -> tuple:
+    """(path, size, mtime_ns) of the visible files below a local directory, and the prefix of their paths; (None,
+    None) when `base` is not a directory. One `scandir` a directory and one `stat` a visible file: hidden names
+    (Spark's `.crc` side files, `_SUCCESS`, ...) are dropped by name before any stat, which halves the cost of a
+    Spark-written table's listing against pyarrow's selector (that stats every entry)."""
+    try:
+        listed = os.scandir(base)
+    except NotADirectoryError:  # the root is one file: the general path lists it
+        return None, None
+    entries, pending = [], []
+    while listed is not None:
+        with listed:
+            for entry in listed:
+                name = entry.name
+                if name.startswith(".") or (name.startswith("_") and "=" not in name):
+                    continue
+                try:
+                    if entry.is_dir():
+                        pending.append(entry.path)
+                    elif not name.endswith("._COPYING_"):
+                        st = entry.stat()
+                        if stat.S_ISREG(st.st_mode):
+                            entries.append((entry.path, st.st_size, st.st_mtime_ns))
+                except FileNotFoundError:  # deleted since its directory was read: not a file of now
+                    continue
+        listed = None
+        while pending and listed is None:
+            listed = _scandir_if_there(pending.pop())
+    return entries, base + "/"
+
+
+def _scandir_if_there(path: str) -> Any:
+    """A directory's listing, or None when it was removed or replaced by a file since its parent was read."""
+    try:
+        return os.scandir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _filesystem_entries(fs: pafs.FileSystem, base: str) -> tuple:
+    """(path, size, mtime_ns) of the visible files below `base` in any pyarrow filesystem (one recursive listing
+    call), or of `base` itself when it is one file; and the prefix of their paths."""
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=False, recursive=True))
+        prefix = base + "/"
+    except NotADirectoryError:  # the root is one file
+        infos, prefix = [fs.get_file_info(base)], base.rsplit("/", 1)[0] + "/"
+    entries = []
+    for info in infos:
+        if info.type != pafs.FileType.File:
+            continue
+        p = info.path
+        if _hidden(p[len(prefix):] if p.startswith(prefix) else p.rsplit("/", 1)[-1]):
+            continue
+        entries.append((p, info.size, info.mtime_ns))
+    return entries, prefix
 
 
 def _path(f: SourceFile) -> str:

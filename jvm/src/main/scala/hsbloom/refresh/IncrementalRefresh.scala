@@ -64,6 +64,7 @@ object IncrementalRefresh {
     val current = changes.current
     val source = if (base.source.get.schemaHidden) current.hidingSchema(base.config.get.indexedColumns) else current
     val numParts = base.parts.size + (if (appended.nonEmpty) 1 else 0)
+    if (appended.nonEmpty) refuseUnsealable(ctx, base, df)
     if (appended.nonEmpty) refuseNewlySealed(ctx, base, df, appended)
     // The appended files' sealed global filters at the index's sizes, read with the session's keys before anything is written.
     val sealedBlocks = if (appended.isEmpty) Map.empty[String, Int] else sealedGlobalBlocks(ctx, base, df)
@@ -138,6 +139,25 @@ object IncrementalRefresh {
       }
     }
     built
+  }
+
+  /**
+   * Refuses, before anything is written, appended files to an index holding sealed columns (no counts in the log)
+   * when the source is read without a crypto factory: their encrypted columns cannot be read, nor their rows
+   * sealed, so the build would fail inside the operation (or, the global filter's size being sealed too, not
+   * begin: `sealedGlobalBlocks`). One refusal, naming the fix, whether the index has global filters or not.
+   */
+  private def refuseUnsealable(ctx: IndexContext, base: LogEntry, df: DataFrame): Unit = {
+    val sealedColumns = base.config.get.indexedColumns.filter(c => base.summary.get.column(c).isEmpty)
+    val keyed = EncryptedColumns.readConf(df).exists(_.getTrimmed(EncryptedColumns.CryptoFactory, "").nonEmpty)
+    if (sealedColumns.nonEmpty && !keyed) {
+      throw HsbloomException.encryptedSource(s"cannot refresh index '${ctx.name}' incrementally: it holds " +
+        s"${sealedColumns.map(c => s"column '$c'").mkString(", ")} sealed under the source's keys (docs/design/encryption.md), " +
+        s"and the source is read without a crypto factory (${EncryptedColumns.CryptoFactory}), so the appended " +
+        "files' rows can be neither read nor sealed: give the session the table's Parquet encryption settings " +
+        s"(with ${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}), or refresh it in full mode. " +
+        "Nothing was written")
+    }
   }
 
   /**
