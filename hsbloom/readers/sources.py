@@ -77,9 +77,8 @@ def list_parquet(root: str, filesystem: Any = None, previous: Optional[Listing] 
     partition columns, is read again only when that file or the partition columns changed."""
     fs, path = resolve(root, filesystem)
     base = path.rstrip("/") or path
-    entries, prefix = _local_entries(base) if isinstance(fs, pafs.LocalFileSystem) else (None, base + "/")
-    if entries is None:
-        entries, prefix = _filesystem_entries(fs, base)
+    local = _local_entries(base) if isinstance(fs, pafs.LocalFileSystem) else None
+    entries, prefix = local if local is not None else _filesystem_entries(fs, base)
     scheme = "file" if isinstance(fs, pafs.LocalFileSystem) else (root.split("://", 1)[0] if "://" in root else "file")
     seen = previous.by_path if previous is not None and previous.listed == (base, scheme) else {}
     files, directories = [], {}
@@ -103,26 +102,26 @@ def list_parquet(root: str, filesystem: Any = None, previous: Optional[Listing] 
                    by_path={f.path: f for f in files})
 
 
-def _local_entries(base: str) -> tuple:
-    """(path, size, mtime_ns) of the visible files below a local directory, and the prefix of their paths; (None,
-    None) when `base` is not a directory. One `scandir` a directory and one `stat` a visible file: hidden names
+def _local_entries(base: str) -> Optional[tuple]:
+    """(path, size, mtime_ns) of the visible files below a local directory, and the prefix of their paths; None
+    when `base` is not a directory. One `scandir` a directory and one `stat` a visible file: hidden names
     (Spark's `.crc` side files, `_SUCCESS`, ...) are dropped by name before any stat, which halves the cost of a
     Spark-written table's listing against pyarrow's selector (that stats every entry)."""
     try:
         listed = os.scandir(base)
     except NotADirectoryError:  # the root is one file: the general path lists it
-        return None, None
+        return None
     entries, pending = [], []
     while listed is not None:
         with listed:
             for entry in listed:
                 name = entry.name
-                if name.startswith(".") or (name.startswith("_") and "=" not in name):
+                if _hidden_name(name):
                     continue
                 try:
                     if entry.is_dir():
                         pending.append(entry.path)
-                    elif not name.endswith("._COPYING_"):
+                    elif not name.endswith(_COPYING):
                         st = entry.stat()
                         if stat.S_ISREG(st.st_mode):
                             entries.append((entry.path, st.st_size, st.st_mtime_ns))
@@ -165,13 +164,21 @@ def _path(f: SourceFile) -> str:
     return f.path
 
 
+_COPYING = "._COPYING_"  # the suffix of a file being copied, which Spark does not read
+
+
+def _hidden_name(name: str) -> bool:
+    """Whether Spark leaves out a file or directory by its name: starting with `.`, or with `_` and holding no `=`
+    (`_k=v` is a partition directory)."""
+    return name.startswith(".") or (name.startswith("_") and "=" not in name)
+
+
 def _hidden(relative: str) -> bool:
-    """Whether Spark leaves out a file at `relative` (below the root): a component starting with `.`, or with `_`
-    and holding no `=` (`_k=v` is a partition directory), or a file name ending with `._COPYING_` (being copied)."""
-    if "/_" not in "/" + relative and "/." not in "/" + relative and not relative.endswith("._COPYING_"):
+    """Whether Spark leaves out a file at `relative` (below the root): a hidden component (`_hidden_name`), or a
+    file name ending with `._COPYING_` (being copied)."""
+    if "/_" not in "/" + relative and "/." not in "/" + relative and not relative.endswith(_COPYING):
         return False
-    return relative.endswith("._COPYING_") or any(
-        part.startswith(".") or (part.startswith("_") and "=" not in part) for part in relative.split("/"))
+    return relative.endswith(_COPYING) or any(_hidden_name(part) for part in relative.split("/"))
 
 
 def _key(scheme: str, path: str) -> Optional[str]:

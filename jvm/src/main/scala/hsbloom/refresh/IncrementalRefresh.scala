@@ -64,8 +64,7 @@ object IncrementalRefresh {
     val current = changes.current
     val source = if (base.source.get.schemaHidden) current.hidingSchema(base.config.get.indexedColumns) else current
     val numParts = base.parts.size + (if (appended.nonEmpty) 1 else 0)
-    if (appended.nonEmpty) refuseUnsealable(ctx, base, df)
-    if (appended.nonEmpty) refuseNewlySealed(ctx, base, df, appended)
+    if (appended.nonEmpty) { refuseUnsealable(ctx, base, df); refuseNewlySealed(ctx, base, df, appended) }
     // The appended files' sealed global filters at the index's sizes, read with the session's keys before anything is written.
     val sealedBlocks = if (appended.isEmpty) Map.empty[String, Int] else sealedGlobalBlocks(ctx, base, df)
     if (numParts > maxDataParts || dropped.size > numFiles) {

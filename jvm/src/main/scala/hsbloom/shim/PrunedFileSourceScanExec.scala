@@ -18,10 +18,11 @@ import org.apache.spark.util.collection.BitSet
  * hsbloom pruning", "row groups pruned by hsbloom"). When its listing pruned
  * nothing it has no metrics of its own. Of a file whose listing carries a
  * zone selection it reads only the selected row groups (`ZonedScan`). A
- * listing that prunes with keys known only at run time (`PrunedListing.prunesAtRunTime`:
- * a join's broadcast, `BroadcastKeys`) has the metrics from the start (the row groups' too where an index
- * of the listing has zones), and
- * gets those keys, from the scan's subqueries, just before it lists.
+ * listing that prunes with keys known only at run time
+ * (`PrunedListing.prunesAtRunTime`: a join's broadcast, `BroadcastKeys`)
+ * has the metrics from the start (the row groups' too where an index of the
+ * listing has zones), and gets those keys, from the scan's subqueries, just
+ * before it lists.
  *
  * It is the same node, not a node above it: same arguments, same execution,
  * code generation and columnar output, and it canonicalizes to a plain
