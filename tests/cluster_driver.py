@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from hsbloom import jar
 import hsbloom
 from hsbloom.explain import explain_string
+from jvm_options import SHORT_LIVED_JVM
 
 
 def start(master: str, work: Path) -> Any:
@@ -30,6 +31,8 @@ def start(master: str, work: Path) -> Any:
         .config("spark.executor.memory", "512m")
         .config("spark.executor.cores", "1")
         .config("spark.driver.memory", "1g")
+        .config("spark.driver.extraJavaOptions", SHORT_LIVED_JVM)
+        .config("spark.executor.extraJavaOptions", SHORT_LIVED_JVM)
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.ui.enabled", "false")

@@ -35,14 +35,18 @@ SLOWEST_FILES_FIRST = [
     "test_cluster.py",
     "test_wheel.py",
     "test_refresh.py",
-    "test_sql.py",
     "test_connect.py",
+    "test_crash_steps.py",
+    "test_sql.py",
+    "test_delta_dml.py",
+    "test_pruning.py",
     "test_tpch.py",
     "test_pruning_differential.py",
+    "test_join.py",
     "test_zones.py",
+    "test_read_facts.py",
     "test_encryption.py",
     "test_readers.py",
-    "test_join.py",
 ]
 
 

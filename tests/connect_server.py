@@ -23,6 +23,7 @@ import pytest
 
 import hsbloom
 from conftest import TEST_KMS_JAR, TEST_SETTINGS, one_spark_start_at_a_time
+from jvm_options import SHORT_LIVED_JVM
 from standalone_cluster import free_port
 
 # A loaded 2-core machine starts a Connect server with Delta in 30-60 s; a stuck one fails the tests.
@@ -36,6 +37,7 @@ def connect_server(tmp_path_factory) -> Iterator[hsbloom.ConnectServer]:
     conf = {
         **TEST_SETTINGS,
         "spark.driver.memory": "2g",
+        "spark.driver.extraJavaOptions": SHORT_LIVED_JVM,
         "spark.driver.extraClassPath": str(TEST_KMS_JAR),  # connect_server_command adds the hsbloom jar
         "spark.sql.warehouse.dir": str(root / "warehouse"),
         "spark.hsbloom.system.path": str(root / "indexes"),

@@ -38,6 +38,7 @@ from pyspark.sql import SparkSession
 
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
+from jvm_options import SHORT_LIVED_JVM
 
 
 def start_spark(system_path: str) -> SparkSession:
@@ -47,6 +48,7 @@ def start_spark(system_path: str) -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", "1g")
+        .config("spark.driver.extraJavaOptions", SHORT_LIVED_JVM)
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.hsbloom.system.path", system_path)
     )

@@ -19,6 +19,8 @@ from typing import Callable
 
 import pyspark
 
+from jvm_options import SHORT_LIVED_JVM
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 
 
@@ -132,6 +134,7 @@ def cluster_env(root: Path, path_first: Path | None = None) -> dict[str, str]:
         SPARK_DAEMON_MEMORY="256m",
         SPARK_LOCAL_DIRS=str(root / "local"),
         SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",
+        SPARK_DAEMON_JAVA_OPTS=SHORT_LIVED_JVM,
     )
     if path_first is not None:
         env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', '')}"

@@ -20,6 +20,7 @@ import pytest
 
 import hsbloom
 from conftest import ROOT, TEST_SETTINGS
+from jvm_options import SHORT_LIVED_JVM
 
 
 def run_script(tmp_path: Path, script: str) -> tuple[dict[str, list[list[str]]], str]:
@@ -31,7 +32,7 @@ def run_script(tmp_path: Path, script: str) -> tuple[dict[str, list[list[str]]],
         **TEST_SETTINGS,
         "spark.sql.warehouse.dir": str(tmp_path / "warehouse"),
         "spark.hsbloom.system.path": str(tmp_path / "indexes"),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={tmp_path / 'derby'}",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={tmp_path / 'derby'} {SHORT_LIVED_JVM}",
     }
     command = hsbloom.spark_sql_command(delta=True, master="local[2]", conf=conf) + ["-S"]
     command += ["--hiveconf", "hive.cli.errors.ignore=true", "-f", str(path)]
