@@ -114,8 +114,8 @@ run_sbt() {
   fetch_sbt_launcher
   local sources; sources="$(fingerprint)"
   # build.sbt stamps the jar with the fingerprint (sources.sha256 in hsbloom-build.properties).
-  # sbt runs one command and exits: with the JIT's client compiler only, a build from clean took 40 s instead of
-  # 64 s (the server compiler's work is not repaid in a run this short). Forked test JVMs keep the default.
+  # sbt runs one command and exits, too briefly to repay the JIT's server compiler: the client compiler only
+  # (docs/design/decisions.md, "The test run"). Forked test JVMs keep the default.
   (cd "$JVM" && HSBLOOM_SOURCES_SHA256="$sources" java \
       -Xmx2g -Xss4m -XX:TieredStopAtLevel=1 \
       -Dsbt.repository.config="$JVM/project/repositories" -Dsbt.override.build.repos=true \
