@@ -6,11 +6,11 @@
     that reads the data once;
 (b) rewrite: the whole table rewritten with Parquet-native Bloom filters on
     the same columns, what a user without hsbloom would do;
-(c) hsbloom: the index build (file-level and global filters).
-Goals: (c) <= 1.5x (a), and (b) >= 5x (c).
-Also printed, labelled: (c') the build with global_filter=False (file-level
-filters only; the global filter serves the join rule), to show what the
-global filter costs.
+(c) hsbloom: the index build at the default settings (file-level filters).
+Goals: (c) <= 1.3x (a), and (b) >= 5x (c).
+Also printed, labelled: (c') the build with global_filter=True (also one
+filter per column over all files, for the join rule's filter on the other
+side; off by default), to show what the global filter costs.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> None:
     def plain_scan():
         df.select(*COLUMNS).write.format("noop").mode("overwrite").save()
 
-    def hsbloom_build(global_filter: bool = True) -> float:
+    def hsbloom_build(global_filter: bool = False) -> float:
         """Seconds for one create_index; the index is removed again outside the timing."""
         name = f"bench_build_{uuid.uuid4().hex[:8]}"
         start = time.perf_counter()
@@ -71,15 +71,15 @@ def main() -> None:
     plain_scan()  # warm up the JVM and the OS cache
     hsbloom_build()
     # Interleaved rounds, so a change in machine load hits all three alike.
-    scans, builds, file_only_builds, rewrites = [], [], [], []
+    scans, builds, global_builds, rewrites = [], [], [], []
     for round_ in range(args.repeat):
         scans.append(timed(plain_scan, 1))
         builds.append(hsbloom_build())
-        file_only_builds.append(hsbloom_build(global_filter=False))
+        global_builds.append(hsbloom_build(global_filter=True))
         if round_ < max(1, args.repeat - 1):
             rewrites.append(timed(native_rewrite, 1))
-    scan_s, build_s, file_only_s, rewrite_s = (
-        statistics.median(x) for x in (scans, builds, file_only_builds, rewrites)
+    scan_s, build_s, global_s, rewrite_s = (
+        statistics.median(x) for x in (scans, builds, global_builds, rewrites)
     )
     shutil.rmtree(scratch, ignore_errors=True)
 
@@ -87,11 +87,11 @@ def main() -> None:
     print(f"{'(a) plain scan of the key columns':45s} {scan_s:7.2f} s")
     print(f"{'(b) rewrite with Parquet-native filters':45s} {rewrite_s:7.2f} s")
     print(f"{'(c) hsbloom index build':45s} {build_s:7.2f} s")
-    print(f"build / plain scan = {build_s / scan_s:.2f}x (goal <= 1.5x)")
+    print(f"build / plain scan = {build_s / scan_s:.2f}x (goal <= 1.3x)")
     print(f"rewrite / build    = {rewrite_s / build_s:.2f}x (goal >= 5x)")
-    label = "(c') the build with global_filter=False"
-    print(f"{label:45s} {file_only_s:7.2f} s: "
-          f"{file_only_s / scan_s:.2f}x the scan, rewrite / it {rewrite_s / file_only_s:.2f}x")
+    label = "(c') the build with global_filter=True"
+    print(f"{label:45s} {global_s:7.2f} s: "
+          f"{global_s / scan_s:.2f}x the scan, rewrite / it {rewrite_s / global_s:.2f}x")
     spark.stop()
 
 

@@ -95,8 +95,10 @@ def clustered_tables(spark, rows: int) -> tuple[str, str]:
 
 
 def ensure_index(spark, path: str, name: str) -> None:
+    """An index on `k` with a global filter (the join filter on the other side needs one)."""
     try:
-        hsbloom.Hyperspace(spark).create_index(spark.read.parquet(path), hsbloom.BFIndexConfig(name, ["k"]))
+        index = hsbloom.BFIndexConfig(name, ["k"], global_filter=True)
+        hsbloom.Hyperspace(spark).create_index(spark.read.parquet(path), index)
     except IndexExistsError:
         pass
 

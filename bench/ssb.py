@@ -185,12 +185,13 @@ def register_views(spark, directory: Path) -> None:
 
 
 def create_indexes(spark, directory: Path, prefix: str) -> None:
-    """One index per table on its key columns; an existing one is kept (rebuilt when an older hsbloom wrote it)."""
+    """One index per table on its key columns, with global filters (every join feature on); an existing one is kept
+    (rebuilt when an older hsbloom wrote it)."""
     hs = hsbloom.Hyperspace(spark)
     for table, columns in INDEXED_KEYS.items():
         try:
             hs.create_index(spark.read.parquet(str(directory / table)),
-                            hsbloom.BFIndexConfig(f"{prefix}{table}", columns))
+                            hsbloom.BFIndexConfig(f"{prefix}{table}", columns, global_filter=True))
         except IndexExistsError:
             if hs.index(f"{prefix}{table}").needs_full_refresh:
                 hs.refresh_index(f"{prefix}{table}", mode="full")

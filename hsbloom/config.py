@@ -38,7 +38,8 @@ class BFIndexConfig:
       it from the number of files: each file's filter gets min(0.01, 0.05 / files), so a looked-up value reads
       about one false-positive file per twenty lookups however many files there are, and the global filter and
       zones get 0.01 (`file_fpp` and `shared_fpp`).
-    - global_filter: also build one filter per column over all files (for joins).
+    - global_filter: also build one filter per column over all files, for the join rule's filter on the other
+      side (docs/joins.md); False by default: it doubles a build's time (docs/design/decisions.md).
     - granularity: "file" (one filter per file and column) or "row_group" (also one per row group of each
       Parquet file, a zone, so a lookup reads only the row groups that may hold its values; Parquet and Delta
       sources only: docs/indexes.md).
@@ -48,7 +49,7 @@ class BFIndexConfig:
     indexed_columns: Sequence[str]
     expected_num_items: int | None = None
     fpp: float | None = None
-    global_filter: bool = True
+    global_filter: bool = False
     granularity: str = "file"
 
     def __post_init__(self) -> None:

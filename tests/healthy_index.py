@@ -46,9 +46,10 @@ def source(spark, tmp_path_factory) -> str:
 
 @pytest.fixture(scope="session")
 def healthy(spark, source, tmp_path_factory) -> Path:
-    """The system path of a healthy index over `source` (never damaged: cases copy it)."""
+    """The system path of a healthy index over `source` (never damaged: cases copy it), with a global filter, so
+    every table an index of files can have is there to damage."""
     with system_path_at(spark, tmp_path_factory.mktemp("healthy")) as path:
-        Hyperspace(spark).create_index(spark.read.parquet(source), BFIndexConfig(NAME, ["id", "s"]))
+        Hyperspace(spark).create_index(spark.read.parquet(source), BFIndexConfig(NAME, ["id", "s"], global_filter=True))
     return path
 
 
@@ -56,7 +57,7 @@ def healthy(spark, source, tmp_path_factory) -> Path:
 def other(spark, source, tmp_path_factory) -> Path:
     """Another valid index over `source` (a smaller fpp, so other bytes), whose files replace the healthy one's."""
     with system_path_at(spark, tmp_path_factory.mktemp("other")) as path:
-        Hyperspace(spark).create_index(spark.read.parquet(source), BFIndexConfig(NAME, ["id", "s"], fpp=0.0001))
+        Hyperspace(spark).create_index(spark.read.parquet(source), BFIndexConfig(NAME, ["id", "s"], fpp=0.0001, global_filter=True))
     return path
 
 

@@ -260,6 +260,7 @@ def test_empty_and_all_null_files_get_rows_that_match_nothing(spark, tmp_path):
         "file_filter_bytes": 3 * 47, "global_filter_bytes": 2048 + 16,
         # The files' distinct values summed (the join cost model's spread of a key): 2, 0 and 0.
         "file_ndv_sum": 2,
+        "ndv_scope": "column",  # the global filter's estimate counts each value once
     }
     assert sum(r.ndv for r in rows if r.column == "k") == 2
     empty_filters = file_table(spark, data_path).where("num_rows - num_nulls = 0")
@@ -282,3 +283,22 @@ def test_might_contain_sql_function_types_nulls_and_errors(spark):
         spark.sql("SELECT hsbloom_hash(true)").collect()
     with pytest.raises(Exception, match="truncated SBBF"):
         spark.sql("SELECT hsbloom_might_contain(unhex('1580101c1c00001c1c00001c1c000000'), 1L)").collect()
+
+
+def test_without_global_filter_ndv_counts_each_value_once(spark, tmp_path):
+    """The map tasks' distinct counters are merged on the driver: the same keys in two files count once (ndv), twice
+    in the files' sum (file_ndv_sum), so the join cost model measures in how many files a key is without a global
+    filter too."""
+    source = str(tmp_path / "src")
+    keys = spark.range(0, 3000).selectExpr("id AS k", "CAST(id AS STRING) AS s")
+    keys.coalesce(1).write.parquet(source)
+    keys.where("k < 1500").coalesce(1).write.mode("append").parquet(source)
+    listed = list_files(spark, source)
+    summary = build_index_data(
+        spark, spark.read.parquet(source), listed, ["k", "s"], None, FPP, False, str(tmp_path / "index"), "no global"
+    )
+    for column in ("k", "s"):
+        counted = summary["columns"][column]
+        assert counted["global_filter_bytes"] == 0 and counted["ndv_scope"] == "column"
+        assert abs(counted["ndv"] - 3000) <= 30, counted  # HyperLogLog, 2^14 registers: linear counting here
+        assert abs(counted["file_ndv_sum"] - 4500) <= 45, counted  # each file's filter's estimate

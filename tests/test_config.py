@@ -11,7 +11,7 @@ from hsbloom.errors import InvalidConfigError
 def test_defaults_and_columns_kept_as_a_tuple():
     config = BFIndexConfig("events_ids", ["user_id", "trace_id"])
     assert config.indexed_columns == ("user_id", "trace_id")
-    assert (config.expected_num_items, config.fpp, config.global_filter) == (None, None, True)
+    assert (config.expected_num_items, config.fpp, config.global_filter) == (None, None, False)
 
 
 def test_round_trips_through_its_dict_form():

@@ -116,7 +116,7 @@ def test_a_refresh_over_an_appended_encrypted_file_is_refused_in_every_mode(spar
     hs = hsbloom.Hyperspace(spark)
     path = str(tmp_path / "people")
     people(spark, 0, 40).write.parquet(path)
-    hs.create_index(spark.read.options(**READ).parquet(path), BFIndexConfig("grows", ["ssn"]))
+    hs.create_index(spark.read.options(**READ).parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=True))
     before = everything_under(system_path / "grows")
     version = hs.index("grows").data_version
     people(spark, 40, 42).coalesce(1).write.mode("append").options(**encrypting(True)).parquet(path)
@@ -182,7 +182,7 @@ def test_without_keys_an_incremental_refresh_of_a_sealed_index_is_refused_before
     first_files = sorted(path.glob("*.parquet"))
     hs = hsbloom.Hyperspace(spark)
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
-        hs.create_index(spark.read.parquet(str(path)), BFIndexConfig("with_global", ["ssn"]))
+        hs.create_index(spark.read.parquet(str(path)), BFIndexConfig("with_global", ["ssn"], global_filter=True))
         hs.create_index(spark.read.parquet(str(path)), BFIndexConfig("files_only", ["ssn"], global_filter=False))
     spark.createDataFrame([(100, "zzz")], "id long, ssn string").coalesce(1).write.mode("append") \
         .options(**encrypting(True)).parquet(str(path))
@@ -287,7 +287,7 @@ def sealed(spark, tmp_path_factory, module_system_path) -> dict[str, str]:
         odd_people(spark).write.options(**encrypting(footer == "plaintext"), **SMALL_ROW_GROUPS).parquet(paths[footer])
         with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}):
             hs.create_index(spark.read.options(**READ).parquet(paths[footer]),
-                            BFIndexConfig(f"sealed_{footer}", ["ssn"], granularity="row_group"))
+                            BFIndexConfig(f"sealed_{footer}", ["ssn"], global_filter=True, granularity="row_group"))
     return paths
 
 
@@ -504,7 +504,7 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
         assert hs.verify_index("grows").healthy
 
     with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
-        hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], granularity="row_group"))
+        hs.create_index(spark.read.parquet(path), BFIndexConfig("grows", ["ssn"], global_filter=True, granularity="row_group"))
         spark.createDataFrame([(100, "zzz"), (101, None)], "id long, ssn string").coalesce(1).write.mode(
             "append").options(**encrypting(False)).parquet(path)
         hs.refresh_index("grows", mode="incremental")

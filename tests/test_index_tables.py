@@ -67,7 +67,7 @@ def indexed(spark, module_system_path, tmp_path_factory):
     source.mkdir()
     for n in range(NUM_FILES):
         pq.write_table(generated_file(n), source / f"part-{n:05d}.parquet")
-    Hyperspace(spark).create_index(spark.read.parquet(str(source)), BFIndexConfig("tables", COLUMNS, fpp=FPP))
+    Hyperspace(spark).create_index(spark.read.parquet(str(source)), BFIndexConfig("tables", COLUMNS, fpp=FPP, global_filter=True))
     entry = log_of(spark, module_system_path, "tables").latest()
     assert "files" not in entry.source  # the log entry lists no files: the tables do (hsbloom.index.SourceListing)
     data_path = entry.raw["data_path"]

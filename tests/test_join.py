@@ -82,8 +82,8 @@ def tables(spark, tmp_path_factory, module_system_path):
     write(spark, rows_for(rng, fact_keys, 0, ["a", "b"]), FACT_FILES, fact)
     write(spark, rows_for(rng, dim_keys, 100_000, ["x"] * 50 + ["y"]), DIM_FILES, dim)
     hs = hsbloom.Hyperspace(spark)
-    hs.create_index(spark.read.parquet(fact), hsbloom.BFIndexConfig("join_fact", INDEXED))
-    hs.create_index(spark.read.parquet(dim), hsbloom.BFIndexConfig("join_dim", INDEXED))
+    hs.create_index(spark.read.parquet(fact), hsbloom.BFIndexConfig("join_fact", INDEXED, global_filter=True))
+    hs.create_index(spark.read.parquet(dim), hsbloom.BFIndexConfig("join_dim", INDEXED, global_filter=True))
     settings = {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.shuffle.partitions": "1"}
     previous = {k: spark.conf.get(k) for k in settings}
     for k, v in settings.items():
@@ -294,7 +294,7 @@ def test_no_injection_from_a_relation_with_files_the_index_lacks(spark, tables, 
     rng = random.Random(3)
     small = str(tmp_path / "dim_appended")
     write(spark, rows_for(rng, list(range(0, 40)), 500_000, ["x"]), 2, small)
-    hsbloom.Hyperspace(spark).create_index(spark.read.parquet(small), hsbloom.BFIndexConfig("join_appended", ["l"]))
+    hsbloom.Hyperspace(spark).create_index(spark.read.parquet(small), hsbloom.BFIndexConfig("join_appended", ["l"], global_filter=True))
 
     def build():
         return (
@@ -349,8 +349,8 @@ def random_keys(spark, tmp_path_factory, module_system_path):
     (spark.range(0, 20_000, 20, numPartitions=1)
      .select(keys.alias("k"), ((F.col("id") / 20) % 500).cast("long").alias("cat")).write.parquet(dim))
     hs = hsbloom.Hyperspace(spark)
-    hs.create_index(spark.read.parquet(fact), hsbloom.BFIndexConfig("random_fact", ["k"]))
-    hs.create_index(spark.read.parquet(dim), hsbloom.BFIndexConfig("random_dim", ["k"]))
+    hs.create_index(spark.read.parquet(fact), hsbloom.BFIndexConfig("random_fact", ["k"], global_filter=True))
+    hs.create_index(spark.read.parquet(dim), hsbloom.BFIndexConfig("random_dim", ["k"], global_filter=True))
     return fact, dim
 
 

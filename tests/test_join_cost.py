@@ -50,7 +50,7 @@ def q5_shape(spark, tmp_path_factory, module_system_path):
     for name, (rows, schema, files, keys) in tables.items():
         path = str(base / name)
         spark.createDataFrame(rows, schema).repartition(files).write.parquet(path)
-        hs.create_index(spark.read.parquet(path), hsbloom.BFIndexConfig(f"q5_{name}", keys))
+        hs.create_index(spark.read.parquet(path), hsbloom.BFIndexConfig(f"q5_{name}", keys, global_filter=True))
         spark.read.parquet(path).createOrReplaceTempView(name)
     previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")

@@ -102,7 +102,7 @@ def test_each_mode_on_a_parquet_directory(spark, system_path, tmp_path):
     rows(spark, 0, 6).write.parquet(str(directory))
     read = lambda: spark.read.parquet(str(directory))  # noqa: E731
     hs = Hyperspace(spark)
-    hs.create_index(read(), BFIndexConfig("events", ["key", "name"]))
+    hs.create_index(read(), BFIndexConfig("events", ["key", "name"], global_filter=True))
     first = hs.index("events")
 
     result = hs.refresh_index("events", "quick")

@@ -59,7 +59,7 @@ def test_incremental_refreshes_refer_to_earlier_data_then_compact(spark, system_
     spark.range(0, 4100, 7).select(F.col("id").alias("key"), (F.col("id") * 10).alias("pid")).repartition(2) \
         .write.parquet(probe)
     hs = Hyperspace(spark)
-    hs.create_index(read(), BFIndexConfig("parts", ["key", "name"]))
+    hs.create_index(read(), BFIndexConfig("parts", ["key", "name"], global_filter=True))
     originals = sorted(directory.glob("part-*.parquet"))
 
     def generation(g: int) -> Path:

@@ -68,13 +68,13 @@ def register_views(spark: Any, directory: Path) -> None:
 
 
 def create_indexes(spark: Any, directory: Path, prefix: str) -> None:
-    """One index per table on its key columns (`prefix` + table name); an existing one is kept, rebuilt when an
-    older hsbloom wrote it (planning would not use it)."""
+    """One index per table on its key columns (`prefix` + table name), with global filters (every join feature on);
+    an existing one is kept, rebuilt when an older hsbloom wrote it (planning would not use it)."""
     hs = hsbloom.Hyperspace(spark)
     for table, columns in INDEXED_KEYS.items():
         try:
             hs.create_index(spark.read.parquet(table_path(directory, table)),
-                            hsbloom.BFIndexConfig(f"{prefix}{table}", columns))
+                            hsbloom.BFIndexConfig(f"{prefix}{table}", columns, global_filter=True))
         except IndexExistsError:
             if hs.index(f"{prefix}{table}").needs_full_refresh:
                 hs.refresh_index(f"{prefix}{table}", mode="full")

@@ -13,7 +13,8 @@ import java.util.Locale
  *    that file's own data.
  *  - `fpp`: the false-positive probability of every filter, strictly between 0 and 1; None sizes each file's
  *    filter from the number of files (`fileFpp`), and the global filter and zones get `DefaultFpp`.
- *  - `globalFilter`: also build one filter per column over all files (for joins).
+ *  - `globalFilter`: also build one filter per column over all files, for the join rule's filter on the other
+ *    side (docs/joins.md); off by default: it doubles a build's time (docs/design/decisions.md).
  *  - `granularity`: "file" (one filter per file and column) or "row_group" (also one per row group of each
  *    Parquet file: a zone).
  *
@@ -24,7 +25,7 @@ final case class BFIndexConfig(
     indexedColumns: Seq[String],
     expectedNumItems: Option[Long] = None,
     fpp: Option[Double] = None,
-    globalFilter: Boolean = true,
+    globalFilter: Boolean = false,
     granularity: String = BFIndexConfig.FileGranularity) {
   BFIndexConfig.validateName(indexName)
   BFIndexConfig.validateColumns(indexedColumns)

@@ -6,16 +6,31 @@ import com.fasterxml.jackson.databind.node.ObjectNode
 /** One row of the file-level table, without its filter: what the summary needs. */
 final case class FileStats(fileId: Long, column: String, rows: Long, nulls: Long, ndv: Long, filterBytes: Long)
 
+/**
+ * How a column's `ndv` was counted, as the log names it (`summary.columns.<c>.ndv_scope`): over the column, each
+ * value once (a HyperLogLog estimate), or as the sum of the files' counts (a value in several files counted in each).
+ */
+object NdvScope {
+  val Column = "column"
+  val Files = "files"
+  def name(ofColumn: Boolean): String = if (ofColumn) Column else Files
+}
+
 /** What the build counted for one indexed column. */
 final case class ColumnBuildSummary(
     numRows: Long,
     numNulls: Long,
-    /** The global filter's estimate when there is one; else the sum over files (an upper bound). */
+    /**
+     * The column's distinct values, each counted once (the build's HyperLogLog estimate over every file) when
+     * `ndvOfColumn`; else the sum of the files' counts, an upper bound (files adopted from their own filters
+     * were not scanned, so their values were not counted).
+     */
     ndv: Long,
     fileFilterBytes: Long,
     globalFilterBytes: Long,
     /** Each file's distinct values, summed over the files: over `ndv`, in how many files a key is. */
-    fileNdvSum: Long)
+    fileNdvSum: Long,
+    ndvOfColumn: Boolean)
 
 /**
  * What a build made, as the index log records it (`summary` of the entry).
@@ -48,6 +63,7 @@ final case class BuildSummary(
       node.put("file_filter_bytes", c.fileFilterBytes)
       node.put("global_filter_bytes", c.globalFilterBytes)
       node.put("file_ndv_sum", c.fileNdvSum)
+      node.put("ndv_scope", NdvScope.name(c.ndvOfColumn))
     }
     val adoption = root.putObject("adoption")
     adoption.put("adopted_files", adoptedFiles)
@@ -59,22 +75,27 @@ final case class BuildSummary(
 
 object BuildSummary {
   /**
-   * The summary of a build of `request` from its files' statistics and, per column with a global
-   * filter, (distinct estimate, serialized bytes); `indexBytes` is the size of what was written.
+   * The summary of a build of `request` from its files' statistics, per column with a global filter its
+   * (distinct estimate, serialized bytes), and per column without one the distinct estimate over the scanned
+   * files (`distinct`); `indexBytes` is the size of what was written.
    */
-  def of(request: BuildRequest, stats: Seq[FileStats], global: Map[String, (Long, Long)], indexBytes: Long,
-      adoption: Adoption.Outcome): BuildSummary = {
+  def of(request: BuildRequest, stats: Seq[FileStats], global: Map[String, (Long, Long)], distinct: Map[String, Long],
+      indexBytes: Long, adoption: Adoption.Outcome): BuildSummary = {
     val byColumn = stats.groupBy(_.column)
     // The sealed columns' counts and filter sizes are encrypted facts: the summary (the log) leaves them out.
     val columns = request.columns.filterNot(request.sealedColumns).map { c =>
       val rows = byColumn.getOrElse(c, Nil)
+      // A global filter's count covers every file; the scan's only when no file was adopted (adopted files are not
+      // scanned).
+      val ofColumn = global.get(c).map(_._1).orElse(distinct.get(c).filter(_ => adoption.adopted.isEmpty))
       c -> ColumnBuildSummary(
         numRows = rows.map(_.rows).sum,
         numNulls = rows.map(_.nulls).sum,
-        ndv = global.get(c).map(_._1).getOrElse(rows.map(_.ndv).sum),
+        ndv = ofColumn.getOrElse(rows.map(_.ndv).sum),
         fileFilterBytes = rows.map(_.filterBytes).sum,
         globalFilterBytes = global.get(c).map(_._2).getOrElse(0L),
-        fileNdvSum = rows.map(_.ndv).sum)
+        fileNdvSum = rows.map(_.ndv).sum,
+        ndvOfColumn = ofColumn.isDefined)
     }
     BuildSummary(
       numFiles = request.files.size,

@@ -85,14 +85,14 @@ object IndexBuild {
       adoption.hashedWhy.map { case (why, n) => s"$n ($why)" }.mkString(", "))
     val hashedFiles = request.files.filterNot(f => adoption.adopted(f.fileId))
     val noScan = adoption.adopted.nonEmpty && hashedFiles.isEmpty
-    val (scanStats, global, sealedGlobal) = if (noScan) {
+    val (scanStats, global, distinct, sealedGlobal) = if (noScan) {
       // Every file adopted: no scan, no job over data pages; the tables are the adopted files' rows.
       IndexTables.writeStoredFileTable(adoption.fileTable(spark).get, request.dataPath, "errorifexists")
       if (request.zones) {
         ZoneTable.writeStored(adoption.zoneTable(spark).getOrElse(spark.createDataFrame(
           java.util.Collections.emptyList[Row](), ZoneTable.StoredSchema)), request.dataPath, "errorifexists")
       }
-      (Nil, Map.empty[String, (Long, Long)], None)
+      (Nil, Map.empty[String, (Long, Long)], Map.empty[String, Long], None)
     } else scanAndWrite(df, request, columnTypes, hashedFiles, adoption)
     val written = System.nanoTime()
 
@@ -113,17 +113,18 @@ object IndexBuild {
       f"empty files ${(done - written) / 1e9}%.2f s")
     val dataPath = new Path(request.dataPath)
     val indexBytes = dataPath.getFileSystem(spark.sessionState.newHadoopConf()).getContentSummary(dataPath).getLength
-    BuildSummary.of(request, allStats, global, indexBytes, adoption)
+    BuildSummary.of(request, allStats, global, distinct, indexBytes, adoption)
   }
 
   /**
    * Scans `hashedFiles` (all listed files when none was adopted), hashes their values and writes the
    * file table, the global filters and the zones, each table in one write with the adopted files' rows
-   * (`adoption`). Returns the scanned files' statistics and the global filters' sizes.
+   * (`adoption`). Returns the scanned files' statistics, the global filters' sizes, and without global filters per
+   * column the distinct count over the scanned files (every map task's HyperLogLog, merged on the driver).
    */
   private def scanAndWrite(df: DataFrame, request: BuildRequest, columnTypes: Seq[DataType],
       hashedFiles: Seq[ListedFile], adoption: Adoption.Outcome)
-      : (Seq[FileStats], Map[String, (Long, Long)], Option[DataFrame]) = {
+      : (Seq[FileStats], Map[String, (Long, Long)], Map[String, Long], Option[DataFrame]) = {
     val spark = df.sparkSession
     val sc = spark.sparkContext
     val scanned = if (adoption.adopted.isEmpty) df
@@ -146,10 +147,12 @@ object IndexBuild {
     val readOptions = scanned.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs.options }
       .getOrElse(Map.empty[String, String])
     val hadoopConf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConfWithOptions(readOptions)))
+    // Without a global filter the map tasks' distinct counters come to the driver (with one, to its reducers).
+    val sketches = Option.when(!request.globalFilter)(DistinctSketches.registered(sc, request.columns.size))
     val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(scanned, request.columns.map(c => resolveName(scanned, c)))
       .mapPartitions { chunks =>
         val zones = if (zonePartitions > 0) Some(new ZoneTracker(settings, hadoopConf.value.value)) else None
-        new MapSide(chunks, settings, listing.value, zones)
+        new MapSide(chunks, settings, listing.value, zones, sketches)
       }
     val partitioner = new BuildPartitioner(filePartitions, globalPartitions, zonePartitions)
     val shuffled = new ShuffledRDD[BuildKey, Payload, Payload](mapped, partitioner)
@@ -182,7 +185,8 @@ object IndexBuild {
         })
       writeZoneRows(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request, adoption.zoneTable(spark))
     }
-    (fileStats.value.asScala.toSeq, global, sealedGlobal)
+    (fileStats.value.asScala.toSeq, global, sketches.fold(Map.empty[String, Long])(_.estimates(request.columns)),
+      sealedGlobal)
   }
 
   /**

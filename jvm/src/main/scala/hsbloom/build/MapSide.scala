@@ -15,14 +15,16 @@ final case class MapSettings(columnTypes: Array[DataType], expectedNumItems: Opt
  * The map side over one task's rows: tracks the current file, buffers its
  * hashes per column, and emits records as files end and buckets fill; with
  * `zones` (an index with `granularity="row_group"`), also one filter per row
- * group and column (`ZoneTracker`).
+ * group and column (`ZoneTracker`). Every hash also goes into the column's
+ * distinct counter: sent to the bucket partitions with a global filter, added
+ * to `sketches` (merged on the driver) without one.
  */
-
 final class MapSide(
     chunks: Iterator[ScanInput.Chunk],
     settings: MapSettings,
     listing: Map[String, ListedFile],
-    zones: Option[ZoneTracker] = None) extends Iterator[(BuildKey, Payload)] {
+    zones: Option[ZoneTracker] = None,
+    sketches: Option[DistinctSketches] = None) extends Iterator[(BuildKey, Payload)] {
   import MapSide.LargeFileNdv
   private val numColumns = settings.columnTypes.length
   private val rowHashers = settings.columnTypes.map(t => ParquetHash.hasherFor(t).get)
@@ -72,6 +74,7 @@ final class MapSide(
       val count = if (batch != null) vectorHashers(c).hashAll(batch.column(c), n, hashes) else hashRows(chunk, c)
       fileNulls(c) += n - count
       addToFile(c, count)
+      addToSketch(c, count)
       if (settings.globalFilter) addToGlobal(c, count)
       if (inOneZone) zones.get.addHashes(c, hashes, count, n)
       c += 1
@@ -122,13 +125,17 @@ final class MapSide(
     }
   }
 
-  /** The column's hashes into its distinct counter and its buckets; a full bucket becomes a record. */
-  private def addToGlobal(c: Int, count: Int): Unit = {
+  /** The column's hashes into its distinct counter. */
+  private def addToSketch(c: Int, count: Int): Unit = {
     val sketch = localSketches(c)
     var i = 0
     while (i < count) { sketch.update(hashes(i)); i += 1 }
+  }
+
+  /** The column's hashes into its buckets; a full bucket becomes a record. */
+  private def addToGlobal(c: Int, count: Int): Unit = {
     val columnBuckets = buckets(c)
-    i = 0
+    var i = 0
     while (i < count) {
       val h = hashes(i)
       val b = (h >>> BucketShift).toInt
@@ -178,7 +185,7 @@ final class MapSide(
         out.add(BucketKey(c, b) -> BucketHashes(buckets(c)(b).toArray))
       }
       for (p <- 0 until settings.globalPartitions) out.add(SketchKey(p) -> Sketches(localSketches))
-    }
+    } else sketches.foreach(_.add(localSketches))
   }
 }
 

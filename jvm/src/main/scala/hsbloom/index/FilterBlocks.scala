@@ -59,10 +59,15 @@ object FilterBlocks {
     val filterOrdinal = IndexTables.FilterOrdinal
     val directorySeed = Checksums.directorySeed(dataPath)
     def withChecksums(row: Row, header: Option[Sbbf.Header], blocks: Seq[Any]): Row = {
-      // Over the filter as it is read back (`StoredFilters`): the header of its size, then its bitset.
+      // Over the filter as it is read back (`StoredFilters`): the header of its size, then its bitset; that is the
+      // filter itself when it was written with that header and nothing after its bitset (every filter hsbloom makes).
       val filterChecksum = header.map { h =>
         val filter = row.getAs[Array[Byte]](filterOrdinal)
-        Checksums.xxh64(Sbbf.header(h.numBytes) ++ java.util.Arrays.copyOfRange(filter, h.headerLength,
+        val canonical = Sbbf.header(h.numBytes)
+        val asReadBack = filter.length == canonical.length + h.numBytes &&
+          java.util.Arrays.equals(filter, 0, canonical.length, canonical, 0, canonical.length)
+        if (asReadBack) Checksums.xxh64(filter, 0L)
+        else Checksums.xxh64(canonical ++ java.util.Arrays.copyOfRange(filter, h.headerLength,
           h.headerLength + h.numBytes), 0L)
       }.getOrElse(Checksums.xxh64(Array.emptyByteArray, 0L))
       val fields = Checksums.RowFields(row.getLong(0), row.getString(1), row.getLong(2), row.getLong(3),

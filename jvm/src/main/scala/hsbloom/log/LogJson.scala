@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.ObjectNode
 
 import hsbloom.{BFIndexConfig, HsbloomException}
+import hsbloom.build.NdvScope
 import hsbloom.catalog.ReadOptions
 import hsbloom.index.Layout
 
@@ -84,6 +85,7 @@ object LogJson {
       n.put("num_rows", c.numRows); n.put("num_nulls", c.numNulls); n.put("ndv", c.ndv)
       n.put("file_filter_bytes", c.fileFilterBytes); n.put("global_filter_bytes", c.globalFilterBytes)
       c.fileNdvSum.foreach(n.put("file_ndv_sum", _))
+      c.ndvOfColumn.foreach(ofColumn => n.put("ndv_scope", NdvScope.name(ofColumn)))
     }
     s.adoption.foreach { a =>
       val n = o.putObject("adoption")
@@ -195,7 +197,12 @@ object LogJson {
         val c = cs.obj(name)
         name -> ColumnSummary(c.long("num_rows"), c.long("num_nulls"), c.long("ndv"), c.long("file_filter_bytes"),
           c.long("global_filter_bytes"),
-          c.optional("file_ndv_sum").map(Fields.long(_, s"summary.columns.$name.file_ndv_sum")))
+          c.optional("file_ndv_sum").map(Fields.long(_, s"summary.columns.$name.file_ndv_sum")),
+          c.optional("ndv_scope").map { n =>
+            if (n.isTextual && n.asText == NdvScope.Column) true
+            else if (n.isTextual && n.asText == NdvScope.Files) false
+            else Fields.bad(s"summary.columns.$name.ndv_scope", n, s"\"${NdvScope.Column}\" or \"${NdvScope.Files}\"")
+          })
       }
     }.getOrElse(Nil)
     Summary(

@@ -4,16 +4,18 @@ import hsbloom.build.BuildSummary
 
 /**
  * What the build counted for one indexed column (`summary.columns.<c>` of an entry). `fileNdvSum`: each file's
- * distinct values, summed over the files (None: an entry written before it was recorded).
+ * distinct values, summed over the files (None: an entry written before it was recorded). `ndvOfColumn`: whether
+ * `ndv` counts each value once over the column (`ndv_scope`; None: an entry written before it was recorded, whose
+ * `ndv` was the global filter's estimate when it had one, else the files' sum).
  */
 final case class ColumnSummary(numRows: Long, numNulls: Long, ndv: Long, fileFilterBytes: Long, globalFilterBytes: Long,
-    fileNdvSum: Option[Long] = None) {
-  /**
-   * In how many files an average key is, measured: the files' distinct values over the column's. Only with a
-   * global filter, whose estimate counts each key once (without one, `ndv` is the files' sum itself).
-   */
+    fileNdvSum: Option[Long] = None, ndvOfColumn: Option[Boolean] = None) {
+  /** Whether `ndv` counts each value once (else it is the files' sum, an upper bound). */
+  def ndvCountsValuesOnce: Boolean = ndvOfColumn.getOrElse(globalFilterBytes > 0)
+
+  /** In how many files an average key is, measured: the files' distinct values over the column's. */
   def filesPerKey: Option[Double] =
-    fileNdvSum.filter(_ > 0).filter(_ => globalFilterBytes > 0 && ndv > 0).map(_.toDouble / ndv)
+    fileNdvSum.filter(_ > 0).filter(_ => ndvCountsValuesOnce && ndv > 0).map(_.toDouble / ndv)
 }
 
 /** How many files' filters a build adopted from their own Parquet Bloom filters, and why it hashed the others. */
@@ -51,7 +53,8 @@ object Summary {
     fileFpp = Some(fileFpp),
     sharedFpp = Some(sharedFpp),
     columns = built.columns.map { case (c, s) =>
-      c -> ColumnSummary(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, s.globalFilterBytes, Some(s.fileNdvSum))
+      c -> ColumnSummary(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, s.globalFilterBytes, Some(s.fileNdvSum),
+        Some(s.ndvOfColumn))
     },
     adoption = Some(AdoptionSummary(built.adoptedFiles, built.hashedWhy.map { case (k, v) => k -> v.toLong })))
 }

@@ -259,9 +259,9 @@ object IncrementalRefresh {
   }
 
   /**
-   * The new version's summary from `stats` (per column, the totals over the version's file rows); the global
-   * filters keep their size, and their distinct estimate grows by the appended files' (an upper bound: values may
-   * repeat). Its file fpp is the largest any of its file filters was built for (earlier files keep theirs).
+   * The new version's summary from `stats` (the totals over its file rows); global filters keep their size; a
+   * column's distinct count (`ndvCountsValuesOnce`) grows by the appended files' (an upper bound: deleted files'
+   * stay counted), else is the files' sum; the file fpp is the largest its file filters were built for.
    */
   private def incrementalSummary(base: LogEntry, stats: Map[String, FileSums], appended: Option[Summary],
       numFiles: Long, numDeleted: Long, indexBytes: Long): Summary = {
@@ -269,10 +269,11 @@ object IncrementalRefresh {
     val old = base.summary.get
     val columns = config.indexedColumns.flatMap(c => old.column(c).map(c -> _)).map { case (c, before) =>
       val now = stats.getOrElse(c, FileSums(0, 0, 0, 0, 0)) // a sealed column has no summary, and gets none
-      val ndv = if (config.globalFilter) {
-        math.min(before.ndv + appended.flatMap(_.column(c)).map(_.ndv).getOrElse(0L), now.numRows - now.numNulls)
-      } else now.ndvSum
-      c -> ColumnSummary(now.numRows, now.numNulls, ndv, now.fileFilterBytes, before.globalFilterBytes, Some(now.ndvSum))
+      val added = appended.flatMap(_.column(c))
+      val ofColumn = before.ndvCountsValuesOnce && added.forall(_.ndvCountsValuesOnce)
+      val ndv = if (ofColumn) math.min(before.ndv + added.fold(0L)(_.ndv), now.numRows - now.numNulls) else now.ndvSum
+      c -> ColumnSummary(now.numRows, now.numNulls, ndv, now.fileFilterBytes, before.globalFilterBytes, Some(now.ndvSum),
+        Some(ofColumn))
     }
     val (baseFileFpp, sharedFpp) = base.fpps
     val fileFpp = appended.flatMap(_.fileFpp).fold(baseFileFpp)(math.max(baseFileFpp, _))

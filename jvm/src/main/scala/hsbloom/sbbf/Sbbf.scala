@@ -116,8 +116,13 @@ final class Sbbf private (private val words: Array[Int]) extends Serializable {
   /** The bitset: little-endian 32-bit words. */
   def bitset: Array[Byte] = Sbbf.littleEndian(words)
 
-  /** The Parquet serialization: Thrift-compact header, then the bitset. */
-  def toBytes: Array[Byte] = header(numBytes) ++ bitset
+  /** The Parquet serialization: Thrift-compact header, then the bitset (written once, into one array). */
+  def toBytes: Array[Byte] = {
+    val head = header(numBytes)
+    val out = java.util.Arrays.copyOf(head, head.length + numBytes)
+    java.nio.ByteBuffer.wrap(out, head.length, numBytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(words)
+    out
+  }
 
   override def equals(other: Any): Boolean = other match {
     case that: Sbbf => java.util.Arrays.equals(words, that.words)

@@ -40,6 +40,18 @@ class LogJsonSuite extends AnyFunSuite {
     val measured = e.copy(summary = e.summary.map(s => s.copy(columns = Seq("user_id" -> ColumnSummary(5, 0, 5, 40, 8, Some(6L))))))
     assert(LogJson.parse(LogJson.write(measured)) == measured)
     assert(measured.summary.get.columns.head._2.filesPerKey.contains(1.2) && e.summary.get.columns.head._2.filesPerKey.isEmpty)
+    // ndv_scope: recorded, it says whether ndv counts each value once; absent (older entries), only a global
+    // filter's estimate did. A file-level index's count over the column gives the spread as one with a global filter.
+    def column(c: ColumnSummary) = e.copy(summary = e.summary.map(_.copy(columns = Seq("user_id" -> c))))
+    for (c <- Seq(ColumnSummary(5, 0, 5, 40, 0, Some(6L), Some(true)), ColumnSummary(5, 0, 6, 40, 0, Some(6L), Some(false)))) {
+      assert(LogJson.parse(LogJson.write(column(c))) == column(c))
+    }
+    assert(json(column(ColumnSummary(5, 0, 5, 40, 0, Some(6L), Some(true)))).get("summary").get("columns").get("user_id")
+      .get("ndv_scope").asText == "column")
+    assert(ColumnSummary(5, 0, 5, 40, 0, Some(6L), Some(true)).filesPerKey.contains(1.2))
+    assert(ColumnSummary(5, 0, 6, 40, 0, Some(6L), Some(false)).filesPerKey.isEmpty)
+    assert(ColumnSummary(5, 0, 5, 40, 8, Some(6L), None).ndvCountsValuesOnce)
+    assert(!ColumnSummary(5, 0, 5, 40, 0, Some(6L), None).ndvCountsValuesOnce)
     val quick = e.copy(pending = Some(PendingChanges(5, Some(8), Seq(FileFingerprint("file:/c.parquet", 30, 3000)), Seq(0))))
     assert(LogJson.parse(LogJson.write(quick)) == quick)
     assert(json(quick).get("pending").toString ==
