@@ -74,7 +74,8 @@ def test_create_writes_the_log_and_data_and_lists_the_index(spark, hs, system_pa
     spark.sparkContext.setLocalProperty("spark.job.description", None)
 
     assert states(spark, system_path, "events_keys") == ["CREATING", "ACTIVE"]
-    assert sorted(p.name for p in (system_path / "events_keys" / "v__=0").iterdir()) == ["blocks", "files", "global"]
+    # No global filter by default: the file table and its filters' blocks.
+    assert sorted(p.name for p in (system_path / "events_keys" / "v__=0").iterdir()) == ["blocks", "files"]
     active = log_of(spark, system_path, "events_keys").latest()
     assert active.source["format"] == "parquet"
     written = json.loads((system_path / "events_keys" / "_hsbloom_log" / f"{active.id:020d}.json").read_text())

@@ -103,7 +103,7 @@ object IndexBuild {
     val emptyFilter = Sbbf.ofBytes(Sbbf.MinBytes).toBytes
     if (missing.nonEmpty) {
       val rows = for (f <- missing; c <- request.columns) yield Row(f.fileId, f.path, f.size, f.mtime, c, 0L, 0L, 0L, emptyFilter)
-      writeFileRows(spark.createDataFrame(sc.parallelize(rows, 1), IndexTables.FileTableSchema), request, "append", None)
+      BuildTables.writeFileRows(spark, sc.parallelize(rows, 1), request, "append", None)
     }
     val allStats = stats ++ (for (f <- missing; c <- request.columns) yield FileStats(f.fileId, c, 0, 0, 0, emptyFilter.length))
     sealedGlobal.foreach(EncryptedColumns.writeSealedGlobal(spark, _, global, allStats, request))
@@ -146,12 +146,13 @@ object IndexBuild {
     // crypto factory and KMS settings may be given only there).
     val readOptions = scanned.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs.options }
       .getOrElse(Map.empty[String, String])
-    val hadoopConf = sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConfWithOptions(readOptions)))
+    val hadoopConf = Option.when(request.zones)(
+      sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConfWithOptions(readOptions))))
     // Without a global filter the map tasks' distinct counters come to the driver (with one, to its reducers).
     val sketches = Option.when(!request.globalFilter)(DistinctSketches.registered(sc, request.columns.size))
     val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(scanned, request.columns.map(c => resolveName(scanned, c)))
       .mapPartitions { chunks =>
-        val zones = if (zonePartitions > 0) Some(new ZoneTracker(settings, hadoopConf.value.value)) else None
+        val zones = hadoopConf.map(conf => new ZoneTracker(settings, conf.value.value))
         new MapSide(chunks, settings, listing.value, zones, sketches)
       }
     val partitioner = new BuildPartitioner(filePartitions, globalPartitions, zonePartitions)
@@ -172,8 +173,7 @@ object IndexBuild {
       if (request.globalFilter) buildGlobal(spark, request, shuffled, filePartitions, globalPartitions)
       else (Map.empty[String, (Long, Long)], None)
     } {
-      writeFileRows(spark.createDataFrame(fileRows, IndexTables.FileTableSchema), request, "errorifexists",
-        adoption.fileTable(spark))
+      BuildTables.writeFileRows(spark, fileRows, request, "errorifexists", adoption.fileTable(spark))
     }
     if (request.zones) {
       val columns = request.columns
@@ -183,47 +183,10 @@ object IndexBuild {
             columns(k.column), z.rows, z.nulls, z.ndv, z.filter, z.rowGroup, z.rowGroups, z.start, z.length)
           case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a zone partition")
         })
-      writeZoneRows(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request, adoption.zoneTable(spark))
+      BuildTables.writeZoneRows(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request, adoption.zoneTable(spark))
     }
     (fileStats.value.asScala.toSeq, global, sketches.fold(Map.empty[String, Long])(_.estimates(request.columns)),
       sealedGlobal)
-  }
-
-  /**
-   * Writes `rows` (of `FileTableSchema`) into the file table of the version, but the sealed columns' rows into
-   * its sealed table (`SealedTable`). The rows are computed once: cached while both tables are written (the
-   * filters go to executors' block stores as they go to the build's shuffle), so statistics are counted once.
-   */
-  private def writeFileRows(rows: DataFrame, request: BuildRequest, mode: String, stored: Option[DataFrame]): Unit = {
-    import org.apache.spark.sql.functions.{col, lit}
-    val sealing = request.sealing.getOrElse(return IndexTables.writeFileTable(rows, request.dataPath, mode, stored))
-    val cached = rows.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK)
-    try {
-      // Each file keeps a plaintext row, so the table lists it: a listing row when all its columns are sealed.
-      val sealedOnly = request.columns.forall(request.sealedColumns)
-      val listing = cached.where(col("column") === request.columns.head).select(col("file_id"), col("file_path"),
-          col("file_size"), col("file_mtime"), lit(SealedTable.ListingColumn).as("column"), lit(0L).as("num_rows"),
-          lit(0L).as("num_nulls"), lit(0L).as("ndv"), lit(Sbbf.ofBytes(Sbbf.MinBytes).toBytes).as("filter"))
-      val plain = cached.where(!col("column").isin(request.sealedColumns.toSeq: _*))
-      IndexTables.writeFileTable(if (sealedOnly) listing else plain, request.dataPath, mode, stored)
-      SealedTable.write(cached, request.dataPath, sealing.masterKeys, sealing.options)
-    } finally cached.unpersist()
-  }
-
-  /**
-   * Writes `rows` (of `ZoneTable.InputSchema`) into the zone table of the version, but the sealed columns' rows,
-   * filters inline, into its sealed zone table (`SealedTable`): no block of theirs is in plaintext `blocks/`.
-   * Computed once, cached while both tables are written, as `writeFileRows` does.
-   */
-  private def writeZoneRows(rows: DataFrame, request: BuildRequest, stored: Option[DataFrame]): Unit = {
-    import org.apache.spark.sql.functions.col
-    val sealing = request.sealing.getOrElse(return ZoneTable.write(rows, request.dataPath, "errorifexists", stored))
-    val cached = rows.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK)
-    try {
-      ZoneTable.write(cached.where(!col("column").isin(request.sealedColumns.toSeq: _*)), request.dataPath,
-        "errorifexists", stored)
-      SealedTable.write(cached, request.dataPath, sealing.masterKeys, sealing.options, zones = true)
-    } finally cached.unpersist()
   }
 
   /**
