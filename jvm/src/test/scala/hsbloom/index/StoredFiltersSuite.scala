@@ -84,4 +84,17 @@ class StoredFiltersSuite extends AnyFunSuite {
       .find(h => group.stripeOf(Sbbf.blockIndex(h, group.numBlocks)) == 0).get
     assert(blocks.mightContain(FilterBlocks.Member(group, 0), inFirstStripe))
   }
+
+  test("a filter with bytes after its bitset is stored and checksummed as the filter it reads back as") {
+    val dataPath = new Path(Files.createTempDirectory("stored").toUri.toString, "idx/v__=0").toString
+    val sbbf = Sbbf.ofBytes(1024)
+    (1 to 40).foreach(i => sbbf.insertHash(i * 0x9E3779B97F4A7C15L))
+    def row(id: Long, filter: Array[Byte]) = Row(id, s"file:/data/part-$id.parquet", 10L, 20L, "c", 40L, 0L, 40L, filter)
+    val attached = FilterBlocks.attach(Iterator(row(0, sbbf.toBytes), row(1, sbbf.toBytes ++ Array[Byte](1, 2, 3))),
+      dataPath, conf).toSeq.sortBy(_.getLong(0))
+    val checksum = IndexTables.StoredFileTableSchema.fieldIndex(Checksums.FilterChecksum)
+    assert(attached.map(_.getLong(checksum)).distinct == Seq(Checksums.xxh64(sbbf.toBytes, 0L)))
+    val part = new Path(IndexTables.filesPath(dataPath), "part-0.parquet")
+    attached.foreach(r => assert(new StoredFilters.Reader(conf).verified(r, part, dataPath).sameElements(sbbf.toBytes)))
+  }
 }
