@@ -8,6 +8,7 @@ refreshes at once, queries during a refresh, and a refresh killed half-way.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -95,6 +96,29 @@ def file_table(spark, system_path: Path, name: str) -> dict[str, set[int]]:
 
 
 # --- Parquet directories -----------------------------------------------------------------
+
+
+def test_without_a_global_filter_the_distinct_count_stays_the_columns_through_a_refresh(spark, system_path, tmp_path):
+    """ndv counts each key once (ndv_scope "column") without a global filter, and an incremental refresh adds the
+    appended files' count: the same 3,000 keys in two files count 3,000, not 6,000 as the files' sum does."""
+    directory = str(tmp_path / "twice")
+    keys = spark.range(0, 3000).selectExpr("id AS key")
+    keys.coalesce(1).write.parquet(directory)
+    keys.coalesce(1).write.mode("append").parquet(directory)
+    hs = Hyperspace(spark)
+    hs.create_index(spark.read.parquet(directory), BFIndexConfig("twice", ["key"]))
+
+    def counted() -> dict:
+        newest = sorted((system_path / "twice" / "_hsbloom_log").glob("*.json"))[-1]
+        return json.loads(newest.read_text())["summary"]["columns"]["key"]
+
+    created = counted()
+    assert created["ndv_scope"] == "column" and created["global_filter_bytes"] == 0
+    assert abs(created["ndv"] - 3000) <= 30 and abs(created["file_ndv_sum"] - 6000) <= 60, created
+    spark.range(3000, 4000).selectExpr("id AS key").coalesce(1).write.mode("append").parquet(directory)
+    assert hs.refresh_index("twice", "incremental").refreshed
+    refreshed = counted()
+    assert refreshed["ndv_scope"] == "column" and abs(refreshed["ndv"] - 4000) <= 40, refreshed
 
 
 def test_each_mode_on_a_parquet_directory(spark, system_path, tmp_path):
