@@ -4,7 +4,6 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.storage.StorageLevel
-import org.apache.spark.util.SerializableConfiguration
 
 import hsbloom.index.{IndexTables, SealedTable, ZoneTable}
 import hsbloom.sbbf.Sbbf
@@ -22,7 +21,8 @@ private[build] object BuildTables {
    */
   def writeFileRows(spark: SparkSession, rows: RDD[Row], request: BuildRequest, mode: String,
       stored: Option[DataFrame]): Unit = {
-    val sealing = request.sealing.getOrElse(return writePlainFileRows(spark, rows, request, mode, stored))
+    val sealing = request.sealing.getOrElse(
+      return IndexTables.writeFileTable(spark, rows, request.dataPath, mode, stored))
     val cached = spark.createDataFrame(rows, IndexTables.FileTableSchema).persist(StorageLevel.MEMORY_AND_DISK)
     try {
       // Each file keeps a plaintext row, so the table lists it: a listing row when all its columns are sealed.
@@ -34,21 +34,6 @@ private[build] object BuildTables {
       IndexTables.writeFileTable(if (sealedOnly) listing else plain, request.dataPath, mode, stored)
       SealedTable.write(cached, request.dataPath, sealing.masterKeys, sealing.options)
     } finally cached.unpersist()
-  }
-
-  /**
-   * `writeFileRows` without sealed columns: each filter goes into its blocks in the task that made its row, so the
-   * rows Spark converts and writes carry no filter bytes (the filters are most of a build's output).
-   */
-  private def writePlainFileRows(spark: SparkSession, rows: RDD[Row], request: BuildRequest, mode: String,
-      stored: Option[DataFrame]): Unit = {
-    val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
-    val dataPath = request.dataPath
-    val storedRows = rows.mapPartitions { part =>
-      IndexTables.storeFileRows(part.map(r => Row.fromSeq(r.toSeq :+ IndexTables.HashedFilter)), dataPath, conf.value)
-    }
-    val table = spark.createDataFrame(storedRows, IndexTables.StoredFileTableSchema)
-    IndexTables.writeStoredFileTable(stored.fold(table)(table.union), dataPath, mode)
   }
 
   /**

@@ -1,6 +1,7 @@
 package hsbloom.index
 
 import org.apache.hadoop.conf.Configuration
+import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Encoders, Row, SparkSession}
 import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.types._
@@ -58,6 +59,21 @@ object IndexTables {
     val withBlocks = rows.select((FileTableSchema.fieldNames.map(rows.col).toIndexedSeq :+ source): _*)
       .mapPartitions((part: Iterator[Row]) => storeFileRows(part, dataPath, conf.value))(Encoders.row(StoredFileTableSchema))
     write(stored.fold(withBlocks)(s => withBlocks.union(s)), mode, filesPath(dataPath))
+  }
+
+  /**
+   * `writeFileTable` for hashed rows of `FileTableSchema` that an RDD makes (the build's): each filter is stored in
+   * the task that made its row, before Spark converts the rows for the writer, so the filter bytes (most of a build's
+   * output) are never converted.
+   */
+  def writeFileTable(spark: SparkSession, rows: RDD[Row], dataPath: String, mode: String,
+      stored: Option[DataFrame]): Unit = {
+    val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
+    val storedRows = rows.mapPartitions { part =>
+      storeFileRows(part.map(r => Row.fromSeq(r.toSeq :+ HashedFilter)), dataPath, conf.value)
+    }
+    val table = spark.createDataFrame(storedRows, StoredFileTableSchema)
+    write(stored.fold(table)(table.union), mode, filesPath(dataPath))
   }
 
   /** Writes rows of `StoredFileTableSchema` (`storeFileRows`' output) as the file table of the version at `dataPath`. */
