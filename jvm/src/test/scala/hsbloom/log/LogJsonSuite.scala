@@ -108,6 +108,12 @@ class LogJsonSuite extends AnyFunSuite {
     assert(refused(_.put("state", "EXPLODED")).contains("state must be one of"))
     assert(refused(_.get("config").asInstanceOf[ObjectNode].put("shiny", 1)).contains("unknown config fields shiny"))
     assert(refused(_.get("config").asInstanceOf[ObjectNode].put("index_name", "a..b")).contains("contains '..'"))
+    def scope(value: ObjectNode => Unit): String = refused { node =>
+      value(node.get("summary").get("columns").get("user_id").asInstanceOf[ObjectNode])
+    }
+    for (crafted <- Seq[ObjectNode => Unit](_.put("ndv_scope", "both"), _.put("ndv_scope", 1), _.put("ndv_scope", true))) {
+      assert(scope(crafted).contains("summary.columns.user_id.ndv_scope must be \"column\" or \"files\""))
+    }
   }
 
   test("every transition of docs/design/log.md is allowed, and no other") {
