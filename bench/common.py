@@ -85,11 +85,12 @@ def timed(action: Callable[[], object], repeat: int = 3) -> float:
 
 
 def fastest_interleaved(spark, run: Callable[[], list], repeat: int) -> tuple[float, float, bool]:
-    """(fastest off, fastest on, identical rows), runs alternating off/on."""
+    """(fastest off, fastest on, identical rows), runs alternating off/on: off first in even rounds, on first in
+    odd ones, so neither always runs right after the other (whose garbage or warm caches it would inherit)."""
     times: dict[bool, list[float]] = {False: [], True: []}
     rows: dict[bool, list] = {}
-    for _ in range(repeat):
-        for enabled in (False, True):
+    for round_ in range(repeat):
+        for enabled in ((False, True) if round_ % 2 == 0 else (True, False)):
             (hsbloom.enable if enabled else hsbloom.disable)(spark)
             start = time.perf_counter()
             rows[enabled] = run()

@@ -47,10 +47,16 @@ final class JoinFilePruning(session: SparkSession) {
       return skip(s"the query filters ${column.attribute.name} by values already (its own pruning applies)")
     }
     // Where an average key is in most of the probe side's files, no key set prunes: neither a broadcast's keys
-    // (collecting them is not free) nor a job of their own.
-    val noKeySet = if (!costModelOn) None else probe.index.entry.columnSummaries.get(probe.indexColumn).flatMap { s =>
-      JoinCostModel.keysWorthIt(fileCount(column.fs, probe.index), s.numRows - s.numNulls, s.ndv,
-        probe.index.entry.fpp, HsbloomConf.JoinPruningMaxBuildKeys.get(session), s.filesPerKey).left.toOption
+    // (collecting them is not free) nor a job of their own. Nor where the build side's keys, counted by its index
+    // before it runs, are so many that they keep every file.
+    val summary = if (!costModelOn) None else probe.index.entry.columnSummaries.get(probe.indexColumn)
+    lazy val files = fileCount(column.fs, probe.index)
+    val noKeySet = summary.flatMap { s =>
+      JoinCostModel.keysWorthIt(files, s.numRows - s.numNulls, s.ndv, probe.index.entry.fpp,
+        HsbloomConf.JoinPruningMaxBuildKeys.get(session), s.filesPerKey).left.toOption.orElse {
+        knownBuildDistinct(source, sourceKey, exact = true).map(n => JoinCostModel.knownKeys(files, s.numRows - s.numNulls, s.ndv,
+          probe.index.entry.fpp, s.filesPerKey, n)).collect { case skip: JoinCostModel.Skip => skip }
+      }
     }
     // Keys read in a job of their own (the build side computed a second time): only where main's planning checks
     // find that it pays (`ownJob`). A broadcast of this join's build side is reused instead whenever Spark plans
@@ -100,10 +106,8 @@ final class JoinFilePruning(session: SparkSession) {
       case Right(relation) => relation
     }
     val modelled = costModelOn
-    // A build side that filters no rows has all its key column's values: the index counts them.
     val filtered = JoinFilterRule.hasSelectiveFilter(source)
-    val buildDistinct =
-      if (filtered) None else JoinKeys.indexStats(session, source, sourceKey, throughJoins = false).map(_._1.ndv).filter(_ >= 0)
+    val buildDistinct = knownBuildDistinct(source, sourceKey)
     if (modelled && !filtered && buildDistinct.isEmpty && !small(source)) {
       return (Left("the build side filters no rows and is not small"), 0)
     }
@@ -116,6 +120,16 @@ final class JoinFilePruning(session: SparkSession) {
     }
     (if (decision.applies) Right(decision.reason) else Left(decision.reason), useful)
   }
+
+  /**
+   * The build side's distinct keys, known before it runs where it filters no rows and reads its key from an indexed
+   * column through Projects and Filters only: then it has all the column's values, which the index counts.
+   * `exact`: only a count of each value once (not a sum over files, an upper bound: `ColumnSummary.ndvCountsValuesOnce`).
+   */
+  private def knownBuildDistinct(source: LogicalPlan, sourceKey: Expression, exact: Boolean = false): Option[Long] =
+    if (JoinFilterRule.hasSelectiveFilter(source)) None
+    else JoinKeys.indexStats(session, source, sourceKey, throughJoins = false).map(_._1)
+      .filter(s => s.ndv >= 0 && (!exact || s.ndvCountsValuesOnce)).map(_.ndv)
 
   /** The probe side's files: from its listing when it holds one, else as the index counts them. */
   private def fileCount(fs: HadoopFsRelation, index: IndexCatalog.ActiveIndex): Int =

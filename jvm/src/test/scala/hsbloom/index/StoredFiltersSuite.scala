@@ -35,9 +35,11 @@ class StoredFiltersSuite extends AnyFunSuite {
     }
   }
 
-  test("every filter reads back byte for byte, and every inserted hash probes positive, for groups of 1 to 20") {
+  test("every filter reads back byte for byte, and every inserted hash probes positive, for groups of 1 to 40") {
     val dataPath = new Path(Files.createTempDirectory("stored").toUri.toString, "idx/v__=0").toString
-    val rows = written(dataPath, Seq(1 -> 32, 1 -> 4096, 2 -> 1024, 3 -> 2048, 9 -> 512, 20 -> 8192))
+    // The two last groups are laid out in several batches of stripes, the 1 MiB one ending in a partial stripe.
+    val rows = written(dataPath, Seq(1 -> 32, 1 -> 4096, 2 -> 1024, 3 -> 2048, 9 -> 512, 20 -> 8192, 3 -> (1 << 20),
+      40 -> 65536))
     val s = IndexTables.StoredFileTableSchema
     // attach's rows: every stored column but the last, `filter_source`, which writeFileTable adds.
     assert(s.fieldNames.last == IndexTables.FilterSource)

@@ -65,6 +65,20 @@ class JoinCostModelSuite extends AnyFunSuite {
     assert(filePruning(200, 20000000, 20000000, 0.01, 300 * MiB, 1 * MiB, 5000, buildDistinct = Some(20))._1.applies)
   }
 
+  test("keys counted before the build side runs: not taken, not even from a broadcast, when they keep every file") {
+    // TPC-H Q5: 149,649 customer keys against 24 orders files, a key measured in 10.9 of them
+    val q5 = knownKeys(24, 1500000, 99996, 0.01, Some(10.9), 149649)
+    assert(!q5.applies && q5.reason.contains("its key has 149649 distinct values (its index), which keep every file"),
+      q5.reason)
+    // Two keys of clustered ids (a key in one of 80 files) keep two files: 78 pruned
+    val two = knownKeys(80, 2000000, 1000000, 0.0, Some(1.0), 2)
+    assert(two.applies && two.reason.contains("about 78.0 files pruned"), two.reason)
+    // The edge: keys that leave one file pruned in expectation are taken, a key more is not
+    val perKey = keySpread(20, 1000, 100, 0.0, Some(10.0))._1 // a key in half the files
+    assert(knownKeys(20, 1000, 100, 0.0, Some(10.0), 4).applies && !knownKeys(20, 1000, 100, 0.0, Some(10.0), 5).applies)
+    assert(perKey == 0.5 && 20 * math.pow(0.5, 4) >= 1 && 20 * math.pow(0.5, 5) < 1)
+  }
+
   test("file pruning: a measured spread replaces the random one (clustered keys are in one file each)") {
     // The held-out shape of #36: 80 files of time-ordered ids, 2 rows a key; at random a key would be in 2 files
     val clustered = keysWorthIt(80, 2000000, 1000000, 0.01, 100000, filesPerKey = Some(1.0))
