@@ -7,6 +7,7 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.conf.HsbloomConf
+import hsbloom.log.ColumnSummary
 import hsbloom.pruning.FilePruningRule
 
 /**
@@ -49,19 +50,22 @@ final class JoinFilePruning(session: SparkSession) {
     // Where an average key is in most of the probe side's files, no key set prunes: neither a broadcast's keys
     // (collecting them is not free) nor a job of their own. Nor where the build side's keys, counted by its index
     // before it runs, are so many that they keep every file.
-    val summary = if (!costModelOn) None else probe.index.entry.columnSummaries.get(probe.indexColumn)
     lazy val files = fileCount(column.fs, probe.index)
+    lazy val buildKeys = knownBuildKeys(source, sourceKey)
+    val summary = if (!costModelOn) None else probe.index.entry.columnSummaries.get(probe.indexColumn)
     val noKeySet = summary.flatMap { s =>
-      JoinCostModel.keysWorthIt(files, s.numRows - s.numNulls, s.ndv, probe.index.entry.fpp,
-        HsbloomConf.JoinPruningMaxBuildKeys.get(session), s.filesPerKey).left.toOption.orElse {
-        knownBuildDistinct(source, sourceKey, exact = true).map(n => JoinCostModel.knownKeys(files, s.numRows - s.numNulls, s.ndv,
-          probe.index.entry.fpp, s.filesPerKey, n)).collect { case skip: JoinCostModel.Skip => skip }
-      }
+      val (rows, fpp) = (s.numRows - s.numNulls, probe.index.entry.fpp)
+      // Only a count of each value once: a sum over files is an upper bound (`ColumnSummary.ndvCountsValuesOnce`).
+      def keepEveryFile = buildKeys.filter(_.ndvCountsValuesOnce)
+        .map(b => JoinCostModel.knownKeys(files, rows, s.ndv, fpp, s.filesPerKey, b.ndv))
+        .collect { case skip: JoinCostModel.Skip => skip }
+      JoinCostModel.keysWorthIt(files, rows, s.ndv, fpp, HsbloomConf.JoinPruningMaxBuildKeys.get(session),
+        s.filesPerKey).left.toOption.orElse(keepEveryFile)
     }
     // Keys read in a job of their own (the build side computed a second time): only where main's planning checks
     // find that it pays (`ownJob`). A broadcast of this join's build side is reused instead whenever Spark plans
     // one (`BroadcastKeysRule`), for `=` keys: so the keys are installed even where the own job is not allowed.
-    val (ownJob, useful) = ownJobDecision(column, probe, source, sourceKey)
+    val (ownJob, useful) = ownJobDecision(column, probe, source, files, buildKeys.map(_.ndv))
     noKeySet match {
       case Some(none) =>
         val ownReason = ownJob.left.toOption.filterNot(_ == none.reason)
@@ -96,10 +100,11 @@ final class JoinFilePruning(session: SparkSession) {
    * Whether the build keys may be read in a job of their own (Right, with the
    * reason and the most keys worth waiting for) or why not (Left): the
    * planning checks of the cost model (`JoinCostModel.filePruning`) on a
-   * build side that is a filtered scan (`BuildSide`).
+   * build side that is a filtered scan (`BuildSide`). `files`: the probe side's; `buildDistinct`: the build side's
+   * keys where its index counts them (`knownBuildKeys`).
    */
   private def ownJobDecision(column: JoinKeys.RelationColumn, probe: IndexCatalog.CoveredColumn,
-      source: LogicalPlan, sourceKey: Expression): (Either[String, String], Int) = {
+      source: LogicalPlan, files: => Int, buildDistinct: => Option[Long]): (Either[String, String], Int) = {
     val maxKeys = HsbloomConf.JoinPruningMaxBuildKeys.get(session)
     val buildRelation = BuildSide.plainScan(source) match {
       case Left(reason) => return (Left(reason), 0)
@@ -107,14 +112,13 @@ final class JoinFilePruning(session: SparkSession) {
     }
     val modelled = costModelOn
     val filtered = JoinFilterRule.hasSelectiveFilter(source)
-    val buildDistinct = knownBuildDistinct(source, sourceKey)
     if (modelled && !filtered && buildDistinct.isEmpty && !small(source)) {
       return (Left("the build side filters no rows and is not small"), 0)
     }
     val summary = probe.index.entry.columnSummaries.get(probe.indexColumn)
       .getOrElse(return (Left("the probe column's index has no statistics"), 0))
     val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys) else {
-      JoinCostModel.filePruning(fileCount(column.fs, probe.index), summary.numRows - summary.numNulls, summary.ndv,
+      JoinCostModel.filePruning(files, summary.numRows - summary.numNulls, summary.ndv,
         probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
         maxKeys, buildDistinct, summary.filesPerKey)
     }
@@ -122,14 +126,12 @@ final class JoinFilePruning(session: SparkSession) {
   }
 
   /**
-   * The build side's distinct keys, known before it runs where it filters no rows and reads its key from an indexed
-   * column through Projects and Filters only: then it has all the column's values, which the index counts.
-   * `exact`: only a count of each value once (not a sum over files, an upper bound: `ColumnSummary.ndvCountsValuesOnce`).
+   * The index statistics of the build side's key where they count its keys before it runs: it filters no rows and
+   * reads the key from an indexed column through Projects and Filters only, so it has all the column's values.
    */
-  private def knownBuildDistinct(source: LogicalPlan, sourceKey: Expression, exact: Boolean = false): Option[Long] =
+  private def knownBuildKeys(source: LogicalPlan, sourceKey: Expression): Option[ColumnSummary] =
     if (JoinFilterRule.hasSelectiveFilter(source)) None
-    else JoinKeys.indexStats(session, source, sourceKey, throughJoins = false).map(_._1)
-      .filter(s => s.ndv >= 0 && (!exact || s.ndvCountsValuesOnce)).map(_.ndv)
+    else JoinKeys.indexStats(session, source, sourceKey, throughJoins = false).map(_._1).filter(_.ndv >= 0)
 
   /** The probe side's files: from its listing when it holds one, else as the index counts them. */
   private def fileCount(fs: HadoopFsRelation, index: IndexCatalog.ActiveIndex): Int =
