@@ -10,6 +10,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -84,15 +85,97 @@ def timed(action: Callable[[], object], repeat: int = 3) -> float:
     return statistics.median(times)
 
 
-def fastest_interleaved(spark, run: Callable[[], list], repeat: int) -> tuple[float, float, bool]:
-    """(fastest off, fastest on, identical rows), runs alternating off/on: off first in even rounds, on first in
-    odd ones, so neither always runs right after the other (whose garbage or warm caches it would inherit)."""
+@dataclass(frozen=True)
+class OffOn:
+    """Wall times of runs with hsbloom off and on, round by round (round i's two runs ran back to back), and whether
+    their rows were identical.
+
+    The goal is judged on the median of the rounds' own ratios: a pair shares the machine's moment, so a slow or a
+    lucky minute moves both, while the fastest of each side is decided by one lucky run of either.
+    """
+
+    off: list[float]
+    on: list[float]
+    identical: bool
+
+    @property
+    def fastest_off(self) -> float:
+        return min(self.off)
+
+    @property
+    def fastest_on(self) -> float:
+        return min(self.on)
+
+    @property
+    def median_off(self) -> float:
+        return statistics.median(self.off)
+
+    @property
+    def median_on(self) -> float:
+        return statistics.median(self.on)
+
+    @property
+    def ratio(self) -> float:
+        """The median of the rounds' on / off."""
+        return statistics.median(on / off for off, on in zip(self.off, self.on))
+
+    @property
+    def extra(self) -> float:
+        """The median of the rounds' on - off, in seconds."""
+        return statistics.median(on - off for off, on in zip(self.off, self.on))
+
+    def meets(self, ratio: float = 1.10, allowance: float = 0.3) -> bool:
+        """Within `ratio` of off, or at most `allowance` seconds more (the goal of the multi-query benchmarks)."""
+        return self.ratio <= ratio or self.extra <= allowance
+
+
+def total_ratio(results: list[OffOn]) -> float:
+    """The median over rounds of (all queries' time on in that round) / (all queries' time off in that round)."""
+    rounds = range(min(len(r.off) for r in results))
+    return statistics.median(sum(r.on[i] for r in results) / sum(r.off[i] for r in results) for i in rounds)
+
+
+def interleaved(spark, run: Callable[[], list], repeat: int, warmup: int = 1) -> OffOn:
+    """`run` `repeat` rounds with hsbloom off and on, alternating: off first in even rounds, on first in odd ones, so
+    neither always runs right after the other (whose garbage or warm caches it would inherit). `warmup` rounds run
+    first, untimed (their rows are compared too): the first runs of a query pay for compiling its code and reading
+    its files' footers, whichever side runs them."""
     times: dict[bool, list[float]] = {False: [], True: []}
     rows: dict[bool, list] = {}
-    for round_ in range(repeat):
+    identical = True
+    for round_ in range(-warmup, repeat):
         for enabled in ((False, True) if round_ % 2 == 0 else (True, False)):
             (hsbloom.enable if enabled else hsbloom.disable)(spark)
             start = time.perf_counter()
             rows[enabled] = run()
-            times[enabled].append(time.perf_counter() - start)
-    return min(times[False]), min(times[True]), rows[False] == rows[True]
+            if round_ >= 0:
+                times[enabled].append(time.perf_counter() - start)
+        identical = identical and rows[False] == rows[True]
+    return OffOn(times[False], times[True], identical)
+
+
+def compare_off_on(spark, runs: dict[str, Callable[[], list]], repeat: int) -> list[OffOn]:
+    """Each of `runs` (a query's label: a function returning its rows, comparable as they are) `repeat` rounds off
+    and on, printed a line each with whether it meets the goal (1.10x, or 0.3 s more), then the totals."""
+    print(f"\n{'query':6s} {'off':>8s} {'on':>8s} {'on/off':>7s} {'extra':>7s}  {'fastest off / on':>17s}  "
+          "identical  goal", flush=True)
+    results, missed = [], []
+    for label, run in runs.items():
+        result = interleaved(spark, run, repeat)
+        results.append(result)
+        if not result.meets():
+            missed.append(label)
+        print(f"{label:6s} {result.median_off:7.2f}s {result.median_on:7.2f}s {result.ratio:6.2f}x "
+              f"{result.extra:+6.2f}s  {result.fastest_off:7.2f}s / {result.fastest_on:5.2f}s  "
+              f"{'yes' if result.identical else 'NO ':9s}  {'ok' if result.meets() else 'MISSED'}", flush=True)
+    total_off, total_on = sum(r.median_off for r in results), sum(r.median_on for r in results)
+    fastest_off, fastest_on = sum(r.fastest_off for r in results), sum(r.fastest_on for r in results)
+    print(f"{'total':6s} {total_off:7.2f}s {total_on:7.2f}s {total_ratio(results):6.2f}x "
+          f"{total_on - total_off:+6.2f}s  {fastest_off:7.2f}s / {fastest_on:5.2f}s  "
+          f"{'all identical' if all(r.identical for r in results) else 'NOT ALL IDENTICAL'}; "
+          f"{'every query within 1.10x or 0.3 s' if not missed else 'over the goal: ' + ', '.join(missed)}",
+          flush=True)
+    print(f"(off, on: medians of {repeat} runs; on/off and extra: medians of the rounds' own on/off and on - off; "
+          "the total's on/off: the median of the rounds' totals on/off; the fastest of each side beside them)",
+          flush=True)
+    return results

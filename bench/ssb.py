@@ -6,9 +6,10 @@ A second multi-join workload beside TPC-H (bench/tpch.py): every query joins
 the fact `lineorder` to one to four small dimensions (`dwdate`, `customer`,
 `supplier`, `part`) filtered on their attributes, the shape hsbloom's join
 features (global filters, file pruning from build-side keys) are for. Each
-query runs --repeat times with hsbloom off and on, interleaved; the fastest of
-each is printed with their ratio, whether the rows are identical and whether
-it meets the goal (within 1.10x or 0.3 s of off), then the totals. Then, per
+query runs --repeat rounds of off and on back to back (bench/common.py:
+compare_off_on); the medians are printed with the median of the rounds' own
+on/off, whether the rows are identical and whether it meets the goal (within
+1.10x or 0.3 s of off), then the totals. Then, per
 query, one line of where hsbloom's time could go with it on: planning off and
 on (parse to physical plan, fastest of 3), the scans it pruned with its index
 checks' time (`hs.explain`'s "Indexes used"), and each join feature used or
@@ -61,7 +62,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import DATA, fastest_interleaved, session
+from common import DATA, compare_off_on, session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from tpch_data import canonical, generate, table_path  # noqa: E402
@@ -253,22 +254,8 @@ def planning_ms(spark, sql: str, enabled: bool, repeat: int = 3) -> float:
 
 
 def run_queries(spark, names: list[str], repeat: int) -> None:
-    print(f"\n{'query':6s} {'off':>8s} {'on':>8s} {'on/off':>7s}  identical  goal", flush=True)
-    total_off = total_on = 0.0
-    all_identical, missed = True, []
-    for name in names:
-        off, on, same = fastest_interleaved(
-            spark, lambda: sorted(canonical(spark.sql(QUERIES[name]).collect()), key=repr), repeat)
-        meets = on <= 1.10 * off or on - off <= 0.3
-        total_off, total_on, all_identical = total_off + off, total_on + on, all_identical and same
-        if not meets:
-            missed.append(name)
-        print(f"Q{name:<5s} {off:7.2f}s {on:7.2f}s {on / off:6.2f}x  {'yes' if same else 'NO ':9s}  "
-              f"{'ok' if meets else 'MISSED'}", flush=True)
-    print(f"{'total':6s} {total_off:7.2f}s {total_on:7.2f}s {total_on / total_off:6.2f}x  "
-          f"{'all identical' if all_identical else 'NOT ALL IDENTICAL'}; "
-          f"{'every query within 1.10x or 0.3 s' if not missed else 'over the goal: ' + ', '.join(missed)}",
-          flush=True)
+    compare_off_on(spark, {f"Q{name}": (lambda name=name: sorted(canonical(spark.sql(QUERIES[name]).collect()),
+                                                                 key=repr)) for name in names}, repeat)
     print("\nwhere hsbloom's time goes with it on: planning off / on (fastest of 3), then hs.explain's decisions "
           "(gf: a global filter of the indexed column -> the probed one; fp: file pruning of a column from the "
           "build side's keys)", flush=True)
@@ -306,7 +293,8 @@ def main() -> None:
     register_views(spark, directory)
     fact_files = len(spark.read.parquet(str(directory / "lineorder")).inputFiles())
     print(f"SSB scale factor {sf} (derived from TPC-H), {fact_files} lineorder files of about "
-          f"{args.fact_file_mb} MB; local[2], fastest of {args.repeat}, runs alternating off/on")
+          f"{args.fact_file_mb} MB; local[2], {args.repeat} rounds of off and on back to back, "
+          "alternating which runs first")
     run_queries(spark, names, args.repeat)
     spark.stop()
 

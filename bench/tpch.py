@@ -5,9 +5,10 @@
 The tables are generated as Parquet by tpchgen-cli (--parts files a table)
 under bench/data/ and indexed on their key columns (tests/tpch_data.py):
 l_orderkey, l_partkey, l_suppkey; o_orderkey, o_custkey; c_custkey;
-p_partkey; ps_partkey, ps_suppkey; s_suppkey. Each query runs --repeat times
-with hsbloom off and on, interleaved; the fastest of each is printed with
-their ratio and whether the rows are identical, then the totals.
+p_partkey; ps_partkey, ps_suppkey; s_suppkey. Each query runs --repeat rounds
+of off and on back to back (bench/common.py: compare_off_on); the medians are
+printed with the median of the rounds' own on/off, whether the rows are
+identical and whether the query meets its goal, then the totals.
 
 Then the selective shapes, each with off, on and its limit: the same query
 with hsbloom off over only the files of the probed table that hold matching
@@ -20,11 +21,12 @@ files: the limit shows how much any file pruning can gain there.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
 
-from common import DATA, fastest_interleaved, session
+from common import DATA, compare_off_on, interleaved, session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from tpch_data import canonical, create_indexes, generate, register_views, table_path  # noqa: E402
@@ -35,15 +37,7 @@ from hsbloom.explain import files_read  # noqa: E402
 
 
 def run_queries(spark, numbers: list[int], repeat: int) -> None:
-    print(f"\n{'query':6s} {'off':>8s} {'on':>8s} {'on/off':>7s}  identical", flush=True)
-    total_off = total_on = 0.0
-    all_identical = True
-    for n in numbers:
-        off, on, same = fastest_interleaved(spark, lambda: canonical(spark.sql(QUERIES[n]).collect()), repeat)
-        total_off, total_on, all_identical = total_off + off, total_on + on, all_identical and same
-        print(f"Q{n:<5d} {off:7.2f}s {on:7.2f}s {on / off:6.2f}x  {'yes' if same else 'NO'}", flush=True)
-    print(f"{'total':6s} {total_off:7.2f}s {total_on:7.2f}s {total_on / total_off:6.2f}x  "
-          f"{'all identical' if all_identical else 'NOT ALL IDENTICAL'}", flush=True)
+    compare_off_on(spark, {f"Q{n}": (lambda n=n: canonical(spark.sql(QUERIES[n]).collect())) for n in numbers}, repeat)
 
 
 def shapes(spark) -> list[tuple[str, str, str, str]]:
@@ -71,7 +65,9 @@ def shapes(spark) -> list[tuple[str, str, str, str]]:
 
 
 def run_shapes(spark, directory: Path, repeat: int) -> None:
-    print(f"\n{'shape':52s} {'off':>8s} {'on':>8s} {'limit':>8s} {'on/off':>7s} {'on/limit':>8s}  "
+    print(f"\nshapes: off, on and limit the medians of {repeat} runs after a warm-up; on/off the median of the rounds' "
+          "own ratios", flush=True)
+    print(f"{'shape':52s} {'off':>8s} {'on':>8s} {'limit':>8s} {'on/off':>7s} {'on/limit':>8s}  "
           "files read off / on / limit", flush=True)
     for label, query, probed, matching in shapes(spark):
         files = [r[0] for r in spark.sql(
@@ -82,20 +78,22 @@ def run_shapes(spark, directory: Path, repeat: int) -> None:
         else:  # no file holds a match: the limit reads none
             spark.sql(f"SELECT * FROM {probed} WHERE false").createOrReplaceTempView(limit_view)
         sql, limit_sql = query.format(probe=probed), query.format(probe=limit_view)
-        off, on, same = fastest_interleaved(spark, lambda: spark.sql(sql).collect(), repeat)
+        result = interleaved(spark, lambda: spark.sql(sql).collect(), repeat)
         hsbloom.disable(spark)
+        limit_rows = spark.sql(limit_sql).collect()  # warm-up, as the off and on runs had
         limit_times = []
         for _ in range(repeat):
             start = time.perf_counter()
             limit_rows = spark.sql(limit_sql).collect()
             limit_times.append(time.perf_counter() - start)
-        limit = min(limit_times)
+        limit, same = statistics.median(limit_times), result.identical
         same = same and limit_rows == spark.sql(sql).collect()
         read_off, read_limit = files_read(spark.sql(sql)), files_read(spark.sql(limit_sql))
         hsbloom.enable(spark)
         read_on = files_read(spark.sql(sql))
         hsbloom.disable(spark)
-        print(f"{label:52s} {off:7.2f}s {on:7.2f}s {limit:7.2f}s {on / off:6.2f}x {on / limit:7.2f}x  "
+        print(f"{label:52s} {result.median_off:7.2f}s {result.median_on:7.2f}s {limit:7.2f}s {result.ratio:6.2f}x "
+              f"{result.median_on / limit:7.2f}x  "
               f"{read_off} / {read_on} / {read_limit}{'' if same else '  RESULTS DIFFER'}", flush=True)
         register_views(spark, directory)
 
@@ -107,9 +105,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape-repeat", type=int, default=7,
                         help="runs of each selective shape (they take well under a second, so noise needs more)")
-    parser.add_argument("--queries", default="all", help="comma-separated query numbers, or 'all'")
+    parser.add_argument("--queries", default="all",
+                        help="comma-separated query numbers, 'all', or 'none' (the shapes only, in a cold session)")
     args = parser.parse_args()
-    numbers = sorted(QUERIES) if args.queries == "all" else [int(q) for q in args.queries.split(",")]
+    numbers = (sorted(QUERIES) if args.queries == "all" else [] if args.queries == "none"
+               else [int(q) for q in args.queries.split(",")])
 
     spark = session("hsbloom-bench-tpch", driver_memory="4g")
     directory = DATA / f"tpch_sf{args.scale_factor:g}_{args.parts}"
@@ -121,8 +121,9 @@ def main() -> None:
     register_views(spark, directory)
     lineitem_files = len(spark.read.parquet(table_path(directory, "lineitem")).inputFiles())
     print(f"TPC-H scale factor {args.scale_factor:g}, {lineitem_files} lineitem files; local[2], "
-          f"fastest of {args.repeat}, runs alternating off/on")
-    run_queries(spark, numbers, args.repeat)
+          f"{args.repeat} rounds of off and on back to back, alternating which runs first")
+    if numbers:
+        run_queries(spark, numbers, args.repeat)
     run_shapes(spark, directory, args.shape_repeat)
     hsbloom.disable(spark)
     spark.stop()
