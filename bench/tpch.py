@@ -21,12 +21,10 @@ files: the limit shows how much any file pruning can gain there.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
-from common import DATA, compare_off_on, interleaved, session
+from common import DATA, compare_off_on, interleaved, session, timed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from tpch_data import canonical, create_indexes, generate, register_views, table_path  # noqa: E402
@@ -80,14 +78,9 @@ def run_shapes(spark, directory: Path, repeat: int) -> None:
         sql, limit_sql = query.format(probe=probed), query.format(probe=limit_view)
         result = interleaved(spark, lambda: spark.sql(sql).collect(), repeat)
         hsbloom.disable(spark)
-        limit_rows = spark.sql(limit_sql).collect()  # warm-up, as the off and on runs had
-        limit_times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            limit_rows = spark.sql(limit_sql).collect()
-            limit_times.append(time.perf_counter() - start)
-        limit, same = statistics.median(limit_times), result.identical
-        same = same and limit_rows == spark.sql(sql).collect()
+        limit_rows = spark.sql(limit_sql).collect()  # a warm-up, as off and on had; its rows are compared
+        limit = timed(lambda: spark.sql(limit_sql).collect(), repeat)
+        same = result.identical and limit_rows == spark.sql(sql).collect()
         read_off, read_limit = files_read(spark.sql(sql)), files_read(spark.sql(limit_sql))
         hsbloom.enable(spark)
         read_on = files_read(spark.sql(sql))
