@@ -6,6 +6,7 @@ ratios compare like with like on whatever machine runs them.
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import sys
@@ -130,52 +131,68 @@ class OffOn:
 
 
 def total_ratio(results: list[OffOn]) -> float:
-    """The median over rounds of (all queries' time on in that round) / (all queries' time off in that round)."""
+    """The median over rounds of (all queries' time on in that round) / (all queries' time off in that round), over
+    the rounds every query ran (a short query's further rounds are left out)."""
     rounds = range(min(len(r.off) for r in results))
     return statistics.median(sum(r.on[i] for r in results) / sum(r.off[i] for r in results) for i in rounds)
 
 
-def interleaved(spark, run: Callable[[], list], repeat: int, warmup: int = 1) -> OffOn:
+def interleaved(spark, run: Callable[[], list], repeat: int, warmup: int = 1, seconds: float = 0.0) -> OffOn:
     """`run` `repeat` rounds with hsbloom off and on, alternating: off first in even rounds, on first in odd ones, so
     neither always runs right after the other (whose garbage or warm caches it would inherit). `warmup` rounds run
     first, untimed (their rows are compared too): the first runs of a query pay for compiling its code and reading
-    its files' footers, whichever side runs them."""
+    its files' footers, whichever side runs them.
+
+    With `seconds`, a short query runs more rounds: enough for about `seconds` of runs a side at its fastest pace so
+    far (at most 4 x `repeat`), decided once, after the first timed round, from the runs' times on both sides alike,
+    never from how off and on compare. Why: a second-long query's rounds' ratios spread by about 0.15 (standard
+    deviation, TPC-H Q2 on this 2-core machine), so the median of 9 is uncertain by about 0.06 and cannot tell
+    1.04x from 1.10x; the median of 36 is uncertain by about 0.03."""
     times: dict[bool, list[float]] = {False: [], True: []}
     rows: dict[bool, list] = {}
     identical = True
-    for round_ in range(-warmup, repeat):
+    rounds, round_, fastest = repeat, -warmup, math.inf
+    while round_ < rounds:
         for enabled in ((False, True) if round_ % 2 == 0 else (True, False)):
             (hsbloom.enable if enabled else hsbloom.disable)(spark)
             start = time.perf_counter()
             rows[enabled] = run()
+            took = time.perf_counter() - start
             if round_ >= 0:
-                times[enabled].append(time.perf_counter() - start)
+                times[enabled].append(took)
+            fastest = min(fastest, took)
         identical = identical and rows[False] == rows[True]
+        if round_ == 0 and seconds > 0:
+            rounds = max(repeat, min(4 * repeat, math.ceil(seconds / max(fastest, 1e-3))))
+        round_ += 1
     return OffOn(times[False], times[True], identical)
 
 
-def compare_off_on(spark, runs: dict[str, Callable[[], list]], repeat: int) -> list[OffOn]:
+def compare_off_on(spark, runs: dict[str, Callable[[], list]], repeat: int, seconds: float = 0.0) -> list[OffOn]:
     """Each of `runs` (a query's label: a function returning its rows, comparable as they are) `repeat` rounds off
-    and on, printed a line each with whether it meets the goal (1.10x, or 0.3 s more), then the totals."""
+    and on (more for short queries with `seconds`: `interleaved`), printed a line each with whether it meets the
+    goal (1.10x, or 0.3 s more), then the totals."""
     print(f"\n{'query':6s} {'off':>8s} {'on':>8s} {'on/off':>7s} {'extra':>7s}  {'fastest off / on':>17s}  "
-          "identical  goal", flush=True)
+          "rounds  identical  goal", flush=True)
     results, missed = [], []
     for label, run in runs.items():
-        result = interleaved(spark, run, repeat)
+        result = interleaved(spark, run, repeat, seconds=seconds)
         results.append(result)
         if not result.meets():
             missed.append(label)
         print(f"{label:6s} {result.median_off:7.2f}s {result.median_on:7.2f}s {result.ratio:6.2f}x "
               f"{result.extra:+6.2f}s  {result.fastest_off:7.2f}s / {result.fastest_on:5.2f}s  "
-              f"{'yes' if result.identical else 'NO ':9s}  {'ok' if result.meets() else 'MISSED'}", flush=True)
+              f"{len(result.off):6d}  {'yes' if result.identical else 'NO ':9s}  "
+              f"{'ok' if result.meets() else 'MISSED'}", flush=True)
     total_off, total_on = sum(r.median_off for r in results), sum(r.median_on for r in results)
     fastest_off, fastest_on = sum(r.fastest_off for r in results), sum(r.fastest_on for r in results)
     print(f"{'total':6s} {total_off:7.2f}s {total_on:7.2f}s {total_ratio(results):6.2f}x "
           f"{total_on - total_off:+6.2f}s  {fastest_off:7.2f}s / {fastest_on:5.2f}s  "
-          f"{'all identical' if all(r.identical for r in results) else 'NOT ALL IDENTICAL'}; "
+          f"{'':6s}  {'all identical' if all(r.identical for r in results) else 'NOT ALL IDENTICAL'}; "
           f"{'every query within 1.10x or 0.3 s' if not missed else 'over the goal: ' + ', '.join(missed)}",
           flush=True)
-    print(f"(off, on: medians of {repeat} runs; on/off and extra: medians of the rounds' own on/off and on - off; "
-          "the total's on/off: the median of the rounds' totals on/off; the fastest of each side beside them)",
-          flush=True)
+    more = f", more for queries under {seconds / repeat:g} s" if seconds else ""
+    print(f"(off, on: medians of each query's rounds ({repeat}{more}); on/off and extra: medians of the rounds' own "
+          "on/off and on - off; the total's on/off: the median of the first rounds' totals on/off; the fastest of "
+          "each side beside them)", flush=True)
     return results

@@ -1,13 +1,15 @@
 """The Star Schema Benchmark with hsbloom off and on: 13 star joins of small dimensions to a large fact.
 
-    ./dev.sh bench ssb [--scale-factor 1] [--fact-file-mb 8] [--repeat 5] [--queries 1.1,3.4]
+    ./dev.sh bench ssb [--scale-factor 1] [--fact-file-mb 8] [--repeat 5] [--seconds 30]
+                           [--queries 1.1,3.4]
 
 A second multi-join workload beside TPC-H (bench/tpch.py): every query joins
 the fact `lineorder` to one to four small dimensions (`dwdate`, `customer`,
 `supplier`, `part`) filtered on their attributes, the shape hsbloom's join
 features (global filters, file pruning from build-side keys) are for. Each
-query runs --repeat rounds of off and on back to back (bench/common.py:
-compare_off_on); the medians are printed with the median of the rounds' own
+query runs --repeat rounds of off and on back to back, a short query enough
+rounds for about --seconds of runs a side (bench/common.py: compare_off_on,
+interleaved); the medians are printed with the median of the rounds' own
 on/off, whether the rows are identical and whether it meets the goal (within
 1.10x or 0.3 s of off), then the totals. Then, per
 query, one line of where hsbloom's time could go with it on: planning off and
@@ -253,9 +255,10 @@ def planning_ms(spark, sql: str, enabled: bool, repeat: int = 3) -> float:
     return min(times) * 1000
 
 
-def run_queries(spark, names: list[str], repeat: int) -> None:
-    compare_off_on(spark, {f"Q{name}": (lambda name=name: sorted(canonical(spark.sql(QUERIES[name]).collect()),
-                                                                 key=repr)) for name in names}, repeat)
+def run_queries(spark, names: list[str], repeat: int, seconds: float) -> None:
+    runs = {f"Q{name}": (lambda name=name: sorted(canonical(spark.sql(QUERIES[name]).collect()), key=repr))
+            for name in names}
+    compare_off_on(spark, runs, repeat, seconds)
     print("\nwhere hsbloom's time goes with it on: planning off / on (fastest of 3), then hs.explain's decisions "
           "(gf: a global filter of the indexed column -> the probed one; fp: file pruning of a column from the "
           "build side's keys)", flush=True)
@@ -270,7 +273,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale-factor", type=float, default=1.0)
     parser.add_argument("--fact-file-mb", type=int, default=8, help="about how large each lineorder file is")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of off and on of each query, at least")
+    parser.add_argument("--seconds", type=float, default=30.0,
+                        help="a short query runs rounds for about this many seconds a side (up to 4 x --repeat)")
     parser.add_argument("--queries", default="all", help="comma-separated query names (1.1, ..., 4.3), or 'all'")
     args = parser.parse_args()
     names = list(QUERIES) if args.queries == "all" else [q.strip().lstrip("Qq") for q in args.queries.split(",")]
@@ -293,9 +298,9 @@ def main() -> None:
     register_views(spark, directory)
     fact_files = len(spark.read.parquet(str(directory / "lineorder")).inputFiles())
     print(f"SSB scale factor {sf} (derived from TPC-H), {fact_files} lineorder files of about "
-          f"{args.fact_file_mb} MB; local[2], {args.repeat} rounds of off and on back to back, "
-          "alternating which runs first")
-    run_queries(spark, names, args.repeat)
+          f"{args.fact_file_mb} MB; local[2], {args.repeat} rounds of off and on back to back (more for short "
+          f"queries: about {args.seconds:g} s a side), alternating which runs first")
+    run_queries(spark, names, args.repeat, args.seconds)
     spark.stop()
 
 

@@ -1,12 +1,14 @@
 """TPC-H with hsbloom off and on: the 22 queries, then selective shapes against their limit.
 
-    ./dev.sh bench tpch [--scale-factor 1] [--parts 24] [--repeat 5] [--shape-repeat 7] [--queries 1,8,9]
+    ./dev.sh bench tpch [--scale-factor 1] [--parts 24] [--repeat 5] [--seconds 30] [--shape-repeat 7]
+                            [--queries 1,8,9]
 
 The tables are generated as Parquet by tpchgen-cli (--parts files a table)
 under bench/data/ and indexed on their key columns (tests/tpch_data.py):
 l_orderkey, l_partkey, l_suppkey; o_orderkey, o_custkey; c_custkey;
 p_partkey; ps_partkey, ps_suppkey; s_suppkey. Each query runs --repeat rounds
-of off and on back to back (bench/common.py: compare_off_on); the medians are
+of off and on back to back, a short query enough rounds for about --seconds
+of runs a side (bench/common.py: compare_off_on, interleaved); the medians are
 printed with the median of the rounds' own on/off, whether the rows are
 identical and whether the query meets its goal, then the totals.
 
@@ -34,8 +36,9 @@ import hsbloom  # noqa: E402
 from hsbloom.explain import files_read  # noqa: E402
 
 
-def run_queries(spark, numbers: list[int], repeat: int) -> None:
-    compare_off_on(spark, {f"Q{n}": (lambda n=n: canonical(spark.sql(QUERIES[n]).collect())) for n in numbers}, repeat)
+def run_queries(spark, numbers: list[int], repeat: int, seconds: float) -> None:
+    runs = {f"Q{n}": (lambda n=n: canonical(spark.sql(QUERIES[n]).collect())) for n in numbers}
+    compare_off_on(spark, runs, repeat, seconds)
 
 
 def shapes(spark) -> list[tuple[str, str, str, str]]:
@@ -95,7 +98,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale-factor", type=float, default=1.0)
     parser.add_argument("--parts", type=int, default=24)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of off and on of each query, at least")
+    parser.add_argument("--seconds", type=float, default=30.0,
+                        help="a short query runs rounds for about this many seconds a side (up to 4 x --repeat)")
     parser.add_argument("--shape-repeat", type=int, default=7,
                         help="runs of each selective shape (they take well under a second, so noise needs more)")
     parser.add_argument("--queries", default="all",
@@ -114,9 +119,10 @@ def main() -> None:
     register_views(spark, directory)
     lineitem_files = len(spark.read.parquet(table_path(directory, "lineitem")).inputFiles())
     print(f"TPC-H scale factor {args.scale_factor:g}, {lineitem_files} lineitem files; local[2], "
-          f"{args.repeat} rounds of off and on back to back, alternating which runs first")
+          f"{args.repeat} rounds of off and on back to back (more for short queries: about {args.seconds:g} s a side), "
+          "alternating which runs first")
     if numbers:
-        run_queries(spark, numbers, args.repeat)
+        run_queries(spark, numbers, args.repeat, args.seconds)
     run_shapes(spark, directory, args.shape_repeat)
     hsbloom.disable(spark)
     spark.stop()
