@@ -65,9 +65,9 @@ def shapes(spark) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def run_shapes(spark, directory: Path, repeat: int) -> None:
-    print(f"\nshapes: off, on and limit the medians of {repeat} runs after a warm-up; on/off the median of the rounds' "
-          "own ratios", flush=True)
+def run_shapes(spark, directory: Path, repeat: int, seconds: float) -> None:
+    print(f"\nshapes: off, on and limit the medians of at least {repeat} runs after a warm-up (more for short ones: "
+          f"about {seconds:g} s a side, as many of the limit); on/off the median of the rounds' own ratios", flush=True)
     print(f"{'shape':52s} {'off':>8s} {'on':>8s} {'limit':>8s} {'on/off':>7s} {'on/limit':>8s}  "
           "files read off / on / limit", flush=True)
     for label, query, probed, matching in shapes(spark):
@@ -79,10 +79,10 @@ def run_shapes(spark, directory: Path, repeat: int) -> None:
         else:  # no file holds a match: the limit reads none
             spark.sql(f"SELECT * FROM {probed} WHERE false").createOrReplaceTempView(limit_view)
         sql, limit_sql = query.format(probe=probed), query.format(probe=limit_view)
-        result = interleaved(spark, lambda: spark.sql(sql).collect(), repeat)
+        result = interleaved(spark, lambda: spark.sql(sql).collect(), repeat, seconds=seconds)
         hsbloom.disable(spark)
         limit_rows = spark.sql(limit_sql).collect()  # a warm-up, as off and on had; its rows are compared
-        limit = timed(lambda: spark.sql(limit_sql).collect(), repeat)
+        limit = timed(lambda: spark.sql(limit_sql).collect(), len(result.off))
         same = result.identical and limit_rows == spark.sql(sql).collect()
         read_off, read_limit = files_read(spark.sql(sql)), files_read(spark.sql(limit_sql))
         hsbloom.enable(spark)
@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0,
                         help="a short query runs rounds for about this many seconds a side (up to 4 x --repeat)")
     parser.add_argument("--shape-repeat", type=int, default=7,
-                        help="runs of each selective shape (they take well under a second, so noise needs more)")
+                        help="runs of each selective shape, at least (more for short ones, as for the queries)")
     parser.add_argument("--queries", default="all",
                         help="comma-separated query numbers, 'all', or 'none' (the shapes only, in a cold session)")
     args = parser.parse_args()
@@ -123,7 +123,7 @@ def main() -> None:
           "alternating which runs first")
     if numbers:
         run_queries(spark, numbers, args.repeat, args.seconds)
-    run_shapes(spark, directory, args.shape_repeat)
+    run_shapes(spark, directory, args.shape_repeat, args.seconds)
     hsbloom.disable(spark)
     spark.stop()
 
