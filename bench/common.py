@@ -191,7 +191,7 @@ def compare_off_on(spark, runs: dict[str, Callable[[], list]], repeat: int, seco
           f"{'':6s}  {'all identical' if all(r.identical for r in results) else 'NOT ALL IDENTICAL'}; "
           f"{'every query within 1.10x or 0.3 s' if not missed else 'over the goal: ' + ', '.join(missed)}",
           flush=True)
-    more = f", more for queries under {seconds / repeat:g} s" if seconds else ""
+    more = f", more for queries under {seconds / repeat:.1f} s" if seconds else ""
     print(f"(off, on: medians of each query's rounds ({repeat}{more}); on/off and extra: medians of the rounds' own "
           "on/off and on - off; the total's on/off: the median of the first rounds' totals on/off; the fastest of "
           "each side beside them)", flush=True)
