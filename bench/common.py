@@ -6,6 +6,7 @@ ratios compare like with like on whatever machine runs them.
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import statistics
@@ -166,6 +167,13 @@ def interleaved(spark, run: Callable[[], list], repeat: int, warmup: int = 1, se
             rounds = max(repeat, min(4 * repeat, math.ceil(seconds / max(fastest, 1e-3))))
         round_ += 1
     return OffOn(times[False], times[True], identical)
+
+
+def add_off_on_arguments(parser: argparse.ArgumentParser) -> None:
+    """`compare_off_on`'s --repeat and --seconds, defined once for the multi-query benchmarks."""
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of off and on of each query, at least")
+    parser.add_argument("--seconds", type=float, default=30.0,
+                        help="a short query runs rounds for about this many seconds a side (up to 4 x --repeat)")
 
 
 def compare_off_on(spark, runs: dict[str, Callable[[], list]], repeat: int, seconds: float = 0.0) -> list[OffOn]:

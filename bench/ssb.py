@@ -64,7 +64,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import DATA, compare_off_on, session
+from common import DATA, add_off_on_arguments, compare_off_on, session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from tpch_data import canonical, generate, table_path  # noqa: E402
@@ -273,9 +273,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale-factor", type=float, default=1.0)
     parser.add_argument("--fact-file-mb", type=int, default=8, help="about how large each lineorder file is")
-    parser.add_argument("--repeat", type=int, default=5, help="rounds of off and on of each query, at least")
-    parser.add_argument("--seconds", type=float, default=30.0,
-                        help="a short query runs rounds for about this many seconds a side (up to 4 x --repeat)")
+    add_off_on_arguments(parser)
     parser.add_argument("--queries", default="all", help="comma-separated query names (1.1, ..., 4.3), or 'all'")
     args = parser.parse_args()
     names = list(QUERIES) if args.queries == "all" else [q.strip().lstrip("Qq") for q in args.queries.split(",")]

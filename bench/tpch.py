@@ -26,7 +26,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from common import DATA, compare_off_on, interleaved, session, timed
+from common import DATA, add_off_on_arguments, compare_off_on, interleaved, session, timed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from tpch_data import canonical, create_indexes, generate, register_views, table_path  # noqa: E402
@@ -98,9 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale-factor", type=float, default=1.0)
     parser.add_argument("--parts", type=int, default=24)
-    parser.add_argument("--repeat", type=int, default=5, help="rounds of off and on of each query, at least")
-    parser.add_argument("--seconds", type=float, default=30.0,
-                        help="a short query runs rounds for about this many seconds a side (up to 4 x --repeat)")
+    add_off_on_arguments(parser)
     parser.add_argument("--shape-repeat", type=int, default=7,
                         help="runs of each selective shape, at least (more for short ones, as for the queries)")
     parser.add_argument("--queries", default="all",
