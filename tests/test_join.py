@@ -9,6 +9,7 @@ Joins are planned as shuffle joins (broadcast off), where hsbloom injects.
 from __future__ import annotations
 
 import datetime
+import os
 import re
 from contextlib import contextmanager
 import random
@@ -19,7 +20,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 import hsbloom
-from pruning_support import files_read
+from hsbloom.explain import run_explained_string
+from pruning_support import files_listed, files_read
 
 KEYS = ["l", "i", "s", "d", "dec"]
 INDEXED = KEYS + ["il"]
@@ -534,3 +536,70 @@ def test_nondeterministic_operator_above_the_probe_scan_gets_no_broadcast_keys(s
         assert rows == sorted(repr(r) for r in off)
         assert "hsbloom_broadcast_keys" not in plan
         assert files_read(df) == CLUSTERED_FILES + 1
+
+
+def fact_files_listed(df, fact: str) -> int:
+    """Run `df`; the files its scans of `fact` listed."""
+    listed, _ = files_listed(df)
+    return sum(len(paths) for paths in listed if paths and all(os.path.dirname(p) == fact for p in paths))
+
+
+def files_holding(spark, fact: str, keys: list) -> int:
+    return spark.read.parquet(fact).where(F.col("k").isin(keys)).select(F.input_file_name()).distinct().count()
+
+
+@pytest.mark.parametrize("condition", ["x NOT IN (SELECT ox FROM below_other)",
+                                       "NOT EXISTS (SELECT 1 FROM below_other WHERE ox = x)",
+                                       "x IN (SELECT ox FROM below_other)"])
+def test_broadcast_keys_reach_the_scan_through_another_broadcast_join(spark, clustered, condition):
+    """TPC-H Q16's shape: Spark puts the subquery's broadcast join (on x: NaN and -0.0 on both sides, nulls in the fact) below the join
+    on k, next to the fact's scan. That join makes each row from one fact row and passes k on as it is, so the
+    join on k's broadcast still prunes the fact's files: same rows as without hsbloom, and only the files holding
+    a key are read."""
+    fact, dim = clustered
+    spark.read.parquet(fact).createOrReplaceTempView("below_fact")
+    spark.read.parquet(dim).where("tag = 'x'").createOrReplaceTempView("below_dim")
+    spark.read.parquet(dim).where("tag = 'y' OR ds = ''").select(F.col("dx").alias("ox")) \
+        .createOrReplaceTempView("below_other")
+    query = f"SELECT id, dk, s, x FROM below_fact JOIN below_dim ON k = dk WHERE {condition}"
+    with broadcasting(spark):
+        off, _ = run(spark, lambda: spark.sql(query), enabled=False)
+        rows, df, plan = executed(spark, lambda: spark.sql(query))
+        assert rows == sorted(repr(r) for r in off) and len(off) > 50
+        final = plan.split("== Initial Plan ==")[0]
+        assert "SubqueryBroadcast hsbloom_broadcast_keys" in final, plan
+        # The subquery's join is between the fact's scan and the join on k.
+        assert re.search(r"BroadcastHashJoin \[k#\d+L\], \[dk#\d+L\], Inner.*\n.*BroadcastHashJoin", final), plan
+        keys = [r.dk for r in spark.read.parquet(dim).where("tag = 'x' AND dk IS NOT NULL").select("dk").collect()]
+        hsbloom.enable(spark)
+        assert fact_files_listed(spark.sql(query), fact) == files_holding(spark, fact, keys) <= CLUSTERED_FILES // 4 + 1
+
+
+@pytest.mark.parametrize("spread", [True, False])
+def test_a_broadcast_of_many_keys_is_probed_first_with_a_sample(spark, clustered, tmp_path, spread):
+    """A broadcast of over 1,024 keys: its first 1,024 are probed alone, and where they keep every file the rest
+    are not probed (a superset of keys keeps a superset of files); where they do not, all the keys are probed and
+    the files pruned. Same rows as without hsbloom either way; the explain says which happened."""
+    fact, _ = clustered
+    keys = list(range(800)) + list(range(10_000, 10_400)) if spread else \
+        list(range(200, 400)) + list(range(10_000, 11_000))
+    many = str(tmp_path / "many")
+    spark.createDataFrame([(k,) for k in keys + keys[:50]] + [(None,)], "mk long").coalesce(1).write.parquet(many)
+    spark.read.parquet(fact).createOrReplaceTempView("sample_fact")
+    spark.read.parquet(many).createOrReplaceTempView("sample_keys")
+    query = "SELECT id, mk, s FROM sample_fact JOIN sample_keys ON k = mk"
+    with broadcasting(spark):
+        off, _ = run(spark, lambda: spark.sql(query), enabled=False)
+        rows, _, plan = executed(spark, lambda: spark.sql(query))
+        assert rows == sorted(repr(r) for r in off) and len(off) > 300
+        assert "SubqueryBroadcast hsbloom_broadcast_keys" in plan, plan
+        explained = run_explained_string(spark, query)
+        listed = fact_files_listed(spark.sql(query), fact)
+    if spread:
+        assert listed == CLUSTERED_FILES
+        assert f"the first 1024 of its broadcast's {len(keys)} key values" in explained, explained  # the broadcast's keys are distinct
+        assert "so the other keys were not probed" in explained, explained
+    else:
+        assert listed == files_holding(spark, fact, keys) <= CLUSTERED_FILES // 4 + 1
+        assert f"run time: {len(keys)} distinct key(s) of its broadcast; the index says {listed} of " \
+               f"{CLUSTERED_FILES} files may hold them" in explained, explained

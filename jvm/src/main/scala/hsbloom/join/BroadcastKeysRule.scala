@@ -12,7 +12,8 @@ import hsbloom.shim.BroadcastKeys
  * Join file pruning from the keys Spark broadcasts anyway (docs/design/joins.md,
  * step (4)). For a broadcast hash join that drops unmatched rows of its
  * streamed side, where that side reaches a file scan through deterministic
- * Projects and Filters only and the scan's listing is a `JoinPrunedFileIndex`
+ * Projects and Filters and other broadcast joins' streamed sides (`reach`),
+ * and the scan's listing is a `JoinPrunedFileIndex`
  * holding this join's `=` key, the scan gets the keys of the join's own
  * broadcast (`BroadcastKeys.subquery`), so a build side that is a join or an
  * aggregate is computed once, as Spark's dynamic partition pruning reuses a
@@ -58,12 +59,22 @@ class BroadcastKeysRule(session: SparkSession, planningOnly: Boolean = false) ex
     }
   }
 
-  /** The file scan `plan` reads `attribute` from, through deterministic Projects and Filters only. */
+  /**
+   * The file scan `plan` reads `attribute` from, through operators that make
+   * each output row from one input row alone and pass `attribute` on as it
+   * is, so that a row the scan leaves out only takes out the rows made from
+   * it: deterministic Projects and Filters, and the streamed side of another
+   * broadcast hash join (of any type: its rows come from one streamed row and
+   * the whole broadcast; TPC-H Q16's part keys reach partsupp through a
+   * `NOT IN` join on ps_suppkey).
+   */
   private def reach(plan: SparkPlan, attribute: Attribute): Option[FileSourceScanExec] = plan match {
     case scan: FileSourceScanExec if scan.output.exists(_.exprId == attribute.exprId) => Some(scan)
     case ProjectExec(list, child) if list.forall(_.deterministic) &&
         list.exists { case a: Attribute => a.exprId == attribute.exprId; case _ => false } => reach(child, attribute)
     case FilterExec(condition, child) if condition.deterministic => reach(child, attribute)
+    case BroadcastKeys.Streaming(streamed, condition) if condition.forall(_.deterministic) &&
+        streamed.output.exists(_.exprId == attribute.exprId) => reach(streamed, attribute)
     case _ => None
   }
 }

@@ -21,7 +21,9 @@ import hsbloom.pruning.{PrunedFileIndex, PruningFileIndex}
  * `key IN (build keys)` among its filters. Where the join is a broadcast hash
  * join, the keys are those of its own broadcast, handed over by the scan once
  * the broadcast is built (`BroadcastKeysRule`, `receiveKeys`): computed once,
- * at most `maxKeys` distinct ones. Otherwise they come from a small Spark job
+ * at most `maxKeys` distinct ones, of which the first `SampleKeys` are probed
+ * alone first (`keptBySample`: where they keep every file, so would the
+ * rest). Otherwise they come from a small Spark job
  * of their own (the first rows of the build side, stopping once it has more
  * than `maxKeys`), so the build side is computed twice: only where the cost
  * model (`JoinCostModel.filePruning`) found that cheap, on a build side that
@@ -67,7 +69,12 @@ final class JoinPrunedFileIndex(
     columns, joins.map(j => names.get(j.attribute.exprId).filter(_ => !j.nullSafe)
       .map(j.fedBy(_, HsbloomConf.JoinPruningMaxBuildKeys.get(session))).getOrElse(j)))
 
-  private def keyFilter(j: BuildKeys): Either[String, Expression] = j.broadcast match {
+  /**
+   * The filter of `j`'s build keys, or why there is none. With `sample`, a
+   * broadcast's keys are cut to their first `SampleKeys` distinct ones (the
+   * others' filters are whole).
+   */
+  private def keyFilter(j: BuildKeys, sample: Boolean = false): Either[String, Expression] = j.broadcast match {
     case Some(name) => Option(received.get(name)) match {
       // `hs.explain` plans only: where a job of their own was allowed, it reads the keys in one (the keys the
       // broadcast will hold), so that it shows the files and row groups they keep; else it says when they come.
@@ -77,7 +84,7 @@ final class JoinPrunedFileIndex(
       }
       case None | Some(None) =>
         scala.util.Left("the keys of this join's broadcast were not available when the files were listed; every file read")
-      case Some(Some(values)) => broadcastFilter(j, values)
+      case Some(Some(values)) => broadcastFilter(j, values, sample)
     }
     case None => j.ownJobSkipped match {
       case Some(why) => scala.util.Left(s"no broadcast of the build side to reuse, and no job of their own ($why); every file read")
@@ -85,14 +92,56 @@ final class JoinPrunedFileIndex(
     }
   }
 
-  private def broadcastFilter(j: BuildKeys, values: Array[Any]): Either[String, Expression] = {
-    val distinct = values.iterator.filter(_ != null).toSet
-    if (distinct.size > j.maxKeys) {
-      return scala.util.Left(s"the broadcast holds more than ${j.maxKeys} distinct keys (${distinct.size}, " +
-        s"${HsbloomConf.JoinPruningMaxBuildKeys.key}); every file read")
+  private def broadcastFilter(j: BuildKeys, values: Array[Any], sample: Boolean): Either[String, Expression] = {
+    if (nonNullCount(values) > j.maxKeys) {
+      val distinct = new java.util.HashSet[Any]()
+      values.foreach(v => if (v != null) distinct.add(v))
+      if (distinct.size > j.maxKeys) {
+        return scala.util.Left(s"the broadcast holds more than ${j.maxKeys} distinct keys (${distinct.size}, " +
+          s"${HsbloomConf.JoinPruningMaxBuildKeys.key}); every file read")
+      }
     }
-    j.keyCount = Some(distinct.size)
-    scala.util.Right(inSet(j.attribute, distinct))
+    val keys = scala.collection.mutable.HashSet[Any]()
+    val it = values.iterator
+    while (it.hasNext && !(sample && keys.size >= SampleKeys)) {
+      val v = it.next()
+      if (v != null) keys += v
+    }
+    if (!sample) j.keyCount = Some(keys.size)
+    scala.util.Right(inSet(j.attribute, keys.toSet))
+  }
+
+  /** The joins whose broadcast's keys are more than `SampleKeys` values: worth a first pass with a sample. */
+  private def sampled: Seq[BuildKeys] = joins.filter(j =>
+    j.broadcast.flatMap(name => Option(received.get(name)).flatten).exists(nonNullCount(_) > SampleKeys))
+
+  /**
+   * Where a broadcast has many keys, first the listing with the first
+   * `SampleKeys` of them: a superset of the keys keeps a superset of the
+   * files, so when the sample already keeps every file (and row group) the
+   * whole set would too, and its keys need not be hashed or probed. Else
+   * None, and the whole set is probed.
+   */
+  private def keptBySample(partitionFilters: Seq[Expression], dataFilters: Seq[Expression],
+      pruning: PrunedFileIndex, started: Long): Option[(Seq[PartitionDirectory], PrunedFileIndex.Report, Seq[String])] = {
+    val cut = sampled
+    if (cut.isEmpty) return None
+    val filters = joins.map(j => keyFilter(j, sample = true))
+    if (filters.exists(_.isLeft)) return None
+    val (listed, report) = pruning.prune(partitionFilters, dataFilters ++ filters.flatMap(_.toOption))
+    // A listing that pruned, or that did not consult the index (it failed), says nothing of the whole set.
+    if (report.filesPruned > 0 || report.rowGroups.exists(_.pruned > 0) || report.indexes.isEmpty) return None
+    val ms = (System.nanoTime() - started) / 1e6
+    val notes = cut.map { j =>
+      val n = j.broadcast.flatMap(name => Option(received.get(name)).flatten).map(nonNullCount).getOrElse(0)
+      val why = s"the first $SampleKeys of its broadcast's $n key values; ${answer(report)}: every file may " +
+        "hold them, so the other keys were not probed"
+      log.info(s"hsbloom: join on ${j.attribute.name}: $why for ${rootPaths.mkString(", ")}")
+      JoinDecisions.record(f"join on ${j.attribute.name} (${rootPaths.mkString(", ")}): run time: $why " +
+        f"(listed in $ms%.1f ms)")
+      s"join on ${j.attribute.name}: $why"
+    }
+    Some((listed, report, notes))
   }
 
   /** The listing after pruning, what the file pruning did, and per join what its build side gave. */
@@ -103,6 +152,8 @@ final class JoinPrunedFileIndex(
       val (listed, report) = pruning.prune(partitionFilters, dataFilters)
       return (listed, report, Nil)
     }
+    val started = System.nanoTime()
+    keptBySample(partitionFilters, dataFilters, pruning, started).foreach(kept => return kept)
     val filters = joins.map(j => j -> keyFilter(j))
     val (listed, report) = pruning.prune(partitionFilters, dataFilters ++ filters.flatMap(_._2.toOption))
     val notes = filters.map { case (j, f) =>
@@ -111,11 +162,12 @@ final class JoinPrunedFileIndex(
       s"join on ${j.attribute.name}: " + f.fold(reason => reason, _ => s"$from; ${answer(report)}")
     }
     notes.foreach(n => log.info(s"hsbloom: $n for ${rootPaths.mkString(", ")}"))
-    // A listing at run time from a broadcast's keys: its numbers, for EXPLAIN BLOOMFILTER ANALYZE.
+    // A listing at run time from a broadcast's keys: its numbers and its time, for EXPLAIN BLOOMFILTER ANALYZE.
+    val ms = (System.nanoTime() - started) / 1e6
     filters.foreach { case (j, f) =>
       if (j.broadcast.exists(received.containsKey)) {
         JoinDecisions.record(s"join on ${j.attribute.name} (${rootPaths.mkString(", ")}): run time: " +
-          f.fold((why: String) => why, _ => s"${j.describeKeys}; ${answer(report)}"))
+          f.fold((why: String) => why, _ => f"${j.describeKeys} of its broadcast; ${answer(report)} (listed in $ms%.1f ms)"))
       }
     }
     (listed, report, notes)
@@ -151,6 +203,15 @@ final class JoinPrunedFileIndex(
 
 object JoinPrunedFileIndex {
   private val log = LoggerFactory.getLogger(classOf[JoinPrunedFileIndex])
+
+  /**
+   * Keys of a broadcast probed first, alone, when it has more (`keptBySample`): enough that keys spread over
+   * the files keep them all (n keys each in one of f files, at random, miss a file with probability about
+   * f x e^(-n/f): under 10^-15 for 24 files), few enough to hash and probe in about a millisecond.
+   */
+  val SampleKeys = 1024
+
+  private def nonNullCount(values: Array[Any]): Int = values.count(_ != null)
 
   /** Build-side rows read per key waited for (room for duplicate keys). */
   val RowsPerKey = 4

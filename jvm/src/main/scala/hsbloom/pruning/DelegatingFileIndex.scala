@@ -34,6 +34,8 @@ trait PruningFileIndex extends DelegatingFileIndex with PrunedListing {
 
   @transient private lazy val latest = new AtomicReference[Option[Report]](None)
   @transient private lazy val prepared = new AtomicReference[Option[Prepared]](None)
+  /** Whether this wrapper serves one scan (it was `prepare`d): it then keeps its latest listing for that scan. */
+  @transient private lazy val forScan = new java.util.concurrent.atomic.AtomicBoolean(false)
 
   /** The files kept for these filters and what pruning did; keeps every file when hsbloom is off. */
   protected def pruneWithReport(partitionFilters: Seq[Expression], dataFilters: Seq[Expression])
@@ -62,6 +64,7 @@ trait PruningFileIndex extends DelegatingFileIndex with PrunedListing {
   def prepare(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Report = {
     val (listed, report) = pruneWithReport(partitionFilters, dataFilters)
     prepared.set(Some(Prepared(partitionFilters, dataFilters, listed, report)))
+    forScan.set(true)
     latest.set(Some(report))
     report
   }
@@ -71,7 +74,12 @@ trait PruningFileIndex extends DelegatingFileIndex with PrunedListing {
     val (listed, report) = prepared.get() match {
       case Some(p) if p.partitionFilters == partitionFilters && p.dataFilters == dataFilters && enabled =>
         (p.listed, p.report)
-      case _ => pruneWithReport(partitionFilters, dataFilters)
+      case _ =>
+        val (listed, report) = pruneWithReport(partitionFilters, dataFilters)
+        // The scan lists twice (Spark's own listing and hsbloom's node, `PrunedFileSourceScanExec`): after a
+        // `dropPrepared` (run-time keys arrived), the first prunes with them and the second takes its result.
+        if (forScan.get() && enabled) prepared.set(Some(Prepared(partitionFilters, dataFilters, listed, report)))
+        (listed, report)
     }
     latest.set(Some(report))
     listed

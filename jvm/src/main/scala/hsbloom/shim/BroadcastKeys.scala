@@ -43,6 +43,14 @@ object BroadcastKeys {
     case _ => None
   }
 
+  /** Any broadcast hash join, as its streamed side and its condition beyond the keys. */
+  object Streaming {
+    def unapply(plan: SparkPlan): Option[(SparkPlan, Option[Expression])] = plan match {
+      case j: BroadcastHashJoinExec => Some((if (j.buildSide == BuildRight) j.left else j.right, j.condition))
+      case _ => None
+    }
+  }
+
   /** The attribute a join key reads, seen through Spark's normalization of float and double keys. */
   def keyAttribute(key: Expression): Option[Attribute] = key match {
     case KnownFloatingPointNormalized(NormalizeNaNAndZero(child)) => keyAttribute(child)
