@@ -112,11 +112,12 @@ class StandaloneCluster:
 
     @staticmethod
     def alive_workers(ui_port: int) -> int | None:
-        """How many workers the master counts alive; None while it does not answer."""
+        """How many workers the master counts alive; None while it does not answer (or, still starting, answers
+        its HTML page instead of the JSON)."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as reply:
                 return int(json.load(reply).get("aliveworkers", 0))
-        except OSError:
+        except (OSError, ValueError):
             return None
 
     def stop(self) -> None:

@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.conf.HsbloomConf
-import hsbloom.join.{BuildSide, JoinCostModel, JoinDecisions, JoinKeys, JoinPrunedFileIndex}
+import hsbloom.join.{BuildKeysJob, BuildSide, JoinCostModel, JoinDecisions, JoinKeys, JoinPrunedFileIndex}
 import hsbloom.rules.GuardedRule
 import hsbloom.shim.{Delta, FileRelation}
 
@@ -103,7 +103,7 @@ class MergeTargetRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       .getOrElse(return skip("the key types do not line up"))
     val keys = new JoinPrunedFileIndex.BuildKeys(column.attribute,
       Project(Seq(Alias(value, "hsbloom_key")()), keysSource), nullSafe, useful, ownJobSkipped = None, broadcast = None)
-    JoinPrunedFileIndex.keysFilter(session, keys, root) match {
+    BuildKeysJob.keysFilter(session, keys, root) match {
       case Left(reason) => skip(reason)
       case Right(filter) =>
         decided(s"$label: applied: ${decision.reason}; ${keys.describeKeys} from the source")

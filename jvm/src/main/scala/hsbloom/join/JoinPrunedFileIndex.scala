@@ -1,11 +1,8 @@
 package hsbloom.join
 
-import scala.util.control.NonFatal
-
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.plans.logical.{Limit, LogicalPlan}
-import org.apache.spark.sql.execution.SQLExecution
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
 import org.apache.spark.sql.types.{DoubleType, FloatType}
 import org.slf4j.LoggerFactory
@@ -185,7 +182,7 @@ final class JoinPrunedFileIndex(
   }
 
   private def keysFilter(j: BuildKeys): Either[String, Expression] =
-    JoinPrunedFileIndex.keysFilter(session, j, rootPaths.mkString(", "))
+    BuildKeysJob.keysFilter(session, j, rootPaths.mkString(", "))
 
   private def identity
       : (FileIndex, Seq[(String, IndexCatalog.DataKey, String)], Seq[(String, LogicalPlan, Boolean, Option[String])]) = (delegate,
@@ -212,45 +209,6 @@ object JoinPrunedFileIndex {
   val SampleKeys = 1024
 
   private def nonNullCount(values: Array[Any]): Int = values.count(_ != null)
-
-  /** Build-side rows read per key waited for (room for duplicate keys). */
-  val RowsPerKey = 4
-
-  /**
-   * `column IN (build keys)` (`OR column IS NULL` for `<=>` with a null key),
-   * or why there is none. The keys are the first rows of the build side, at
-   * most `RowsPerKey` x (`j.maxKeys` + 1): Spark's limit reads the build side's
-   * partitions a few at a time and stops once it has that many, so a build
-   * side with too many keys costs a part of one read, not a whole one.
-   * `target` names what the keys prune, for the log.
-   */
-  def keysFilter(session: SparkSession, j: BuildKeys, target: String): Either[String, Expression] = {
-    try {
-      val started = System.nanoTime()
-      val cap = math.min(RowsPerKey.toLong * (j.maxKeys + 1), Int.MaxValue - 1L).toInt
-      val qe = session.sessionState.executePlan(Limit(Literal(cap), j.plan))
-      val rows = SQLExecution.withNewExecutionId(qe, Some("hsbloom: build-side keys for file pruning")) {
-        qe.executedPlan.executeCollect()
-      }
-      val ms = (System.nanoTime() - started) / 1e6
-      val dt = j.attribute.dataType
-      val values = rows.map(_.get(0, dt))
-      val nonNull = values.filter(_ != null).toSet
-      if (nonNull.size > j.maxKeys) {
-        return scala.util.Left(f"build side has more than ${j.maxKeys} keys ($ms%.0f ms); not pruned")
-      }
-      if (rows.length >= cap) {
-        return scala.util.Left(f"build side has over $cap rows ($ms%.0f ms); not pruned")
-      }
-      j.keyCount = Some(nonNull.size)
-      val in = inSet(j.attribute, nonNull)
-      scala.util.Right(if (j.nullSafe && values.contains(null)) Or(in, IsNull(j.attribute)) else in)
-    } catch {
-      case NonFatal(e) =>
-        log.warn(s"hsbloom: build-side keys for pruning $target failed ($e); not pruned")
-        scala.util.Left(s"build-side keys failed: $e")
-    }
-  }
 
   /** `attribute IN (keys)`, a float or double zero standing for both zeros (they are equal); none: nothing joins. */
   private[join] def inSet(attribute: AttributeReference, keys: Set[Any]): Expression = {
