@@ -108,9 +108,11 @@ final class JoinPrunedFileIndex(
     scala.util.Right(inSet(j.attribute, keys.toSet))
   }
 
+  /** The keys `j`'s broadcast handed over (None: not fed by a broadcast, or not yet). */
+  private def receivedKeys(j: BuildKeys): Option[Array[Any]] = j.broadcast.flatMap(name => Option(received.get(name)).flatten)
+
   /** The joins whose broadcast's keys are more than `SampleKeys` values: worth a first pass with a sample. */
-  private def sampled: Seq[BuildKeys] = joins.filter(j =>
-    j.broadcast.flatMap(name => Option(received.get(name)).flatten).exists(nonNullCount(_) > SampleKeys))
+  private def sampled: Seq[BuildKeys] = joins.filter(j => receivedKeys(j).exists(nonNullCount(_) > SampleKeys))
 
   /**
    * Where a broadcast has many keys, first the listing with the first
@@ -130,7 +132,7 @@ final class JoinPrunedFileIndex(
     if (report.filesPruned > 0 || report.rowGroups.exists(_.pruned > 0) || report.indexes.isEmpty) return None
     val ms = (System.nanoTime() - started) / 1e6
     val notes = cut.map { j =>
-      val n = j.broadcast.flatMap(name => Option(received.get(name)).flatten).map(nonNullCount).getOrElse(0)
+      val n = receivedKeys(j).map(nonNullCount).getOrElse(0)
       val why = s"the first $SampleKeys of its broadcast's $n key values; ${answer(report)}: every file may " +
         "hold them, so the other keys were not probed"
       log.info(s"hsbloom: join on ${j.attribute.name}: $why for ${rootPaths.mkString(", ")}")
