@@ -12,23 +12,21 @@ import argparse
 from pathlib import Path
 
 from hsbloom.readers import Pruned, eq, open_index
-from hsbloom.readers.adapters import file_list, pyarrow_dataset
+from hsbloom.readers.adapters import duckdb_relation, polars_frame, pyarrow_dataset
 
 DATA = Path(__file__).resolve().parent / "data"
 
 
 def with_duckdb(pruned: Pruned, user_id: int) -> list:
-    import duckdb
-
-    listing = "[" + ", ".join(repr(f) for f in file_list(pruned)) + "]"
-    return duckdb.sql(f"SELECT user_id, trace_id FROM read_parquet({listing}) WHERE user_id = {user_id}").fetchall()
+    # A relation of the kept files (an empty one with the table's columns when none is kept), then the whole filter.
+    relation = duckdb_relation(pruned)
+    return relation.filter(f"user_id = {user_id}").select("user_id, trace_id").fetchall()
 
 
 def with_polars(pruned: Pruned, user_id: int) -> list:
     import polars as pl
 
-    scan = pl.scan_parquet(file_list(pruned)).filter(pl.col("user_id") == user_id)
-    return scan.select("user_id", "trace_id").collect().rows()
+    return polars_frame(pruned).filter(pl.col("user_id") == user_id).select("user_id", "trace_id").collect().rows()
 
 
 def with_pyarrow(pruned: Pruned, user_id: int) -> list:
@@ -45,7 +43,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reader", choices=sorted(READERS), default="duckdb")
     parser.add_argument("--index", default=str(DATA / "warehouse" / "_hsbloom" / "events_keys"))
-    parser.add_argument("--user-id", type=int, help="the key to look up (default: one from the table)")
+    parser.add_argument("--user-id", type=int, help="the key to look up (default: one from the table; try an absent "
+                        "one: the index keeps no file and each reader answers with no rows)")
     args = parser.parse_args()
     index = open_index(args.index)  # once per process: loads and checks the index
     user_id = args.user_id

@@ -1,8 +1,10 @@
-"""The pruned files handed to other readers: a pyarrow dataset, and file lists for DuckDB and Polars.
+"""The pruned files handed to other readers: a pyarrow dataset, a DuckDB relation, a Polars lazy frame.
 
 Each reader still applies the whole filter to the files kept; these only choose the files (and, for pyarrow, the
-row groups of zoned files). A Delta snapshot with deletion vectors is refused: plain Parquet readers would return
-the deleted rows.
+row groups of zoned files). Every answer works, none kept included (the lookup of an absent key, where a Bloom
+index helps most): the reader gets an empty table with the table's schema, where DuckDB's `read_parquet` and
+Polars' `scan_parquet` refuse an empty list of files. A Delta snapshot with deletion vectors is refused: plain
+Parquet readers would return the deleted rows.
 """
 
 from __future__ import annotations
@@ -27,8 +29,39 @@ def _checked(pruned: Pruned) -> Pruned:
 
 def file_list(pruned: Pruned) -> list:
     """The files to read, as paths or URIs DuckDB's `read_parquet` and Polars' `scan_parquet` take (whole: a list
-    of files cannot name row groups, so zoned files are read whole)."""
+    of files cannot name row groups, so zoned files are read whole). It may be empty, which both refuse: use
+    `duckdb_relation` and `polars_frame`, which answer with no rows then."""
     return list(_checked(pruned).files)
+
+
+def duckdb_relation(pruned: Pruned, connection: Any = None):
+    """A DuckDB relation of the kept files (hive partitions read from their paths), or an empty one with the
+    table's schema when none is kept; filter it (`.filter(...)`) or query it by name in SQL."""
+    import duckdb
+
+    _checked(pruned)
+    connection = connection if connection is not None else duckdb.default_connection()
+    if not pruned.files:
+        return connection.from_arrow(_empty(pruned))
+    return connection.read_parquet(list(pruned.files), hive_partitioning=True, union_by_name=True)
+
+
+def polars_frame(pruned: Pruned):
+    """A Polars LazyFrame of the kept files (hive partitions read from their paths), or an empty one with the
+    table's schema when none is kept; filter it and `.collect()`."""
+    import polars as pl
+
+    _checked(pruned)
+    if not pruned.files:
+        return pl.from_arrow(_empty(pruned)).lazy()
+    return pl.scan_parquet(list(pruned.files), hive_partitioning=True)
+
+
+def _empty(pruned: Pruned):
+    """No rows, with the table's schema as its listing read it (a table with no file has no columns)."""
+    import pyarrow as pa
+
+    return (pruned.schema if pruned.schema is not None else pa.schema([])).empty_table()
 
 
 def pyarrow_dataset(pruned: Pruned, **options: Any):

@@ -67,12 +67,16 @@ class Index:
     """The latest ACTIVE version of an index, its file tables loaded and checked once; probed per query."""
 
     def __init__(self, path: str, filesystem: Any = None, source_filesystem: Any = None,
-                 storage_options: Optional[dict] = None, listing_ttl: Optional[float] = None):
+                 storage_options: Optional[dict] = None, listing_ttl: Optional[float] = None,
+                 root: Optional[str] = None):
         if listing_ttl is not None and (isinstance(listing_ttl, bool) or not isinstance(listing_ttl, (int, float))
                                         or not 0 <= listing_ttl < float("inf")):
             raise InvalidArgumentError(f"listing_ttl must be a number of seconds >= 0, or None to list the table "
                                        f"at every query; got {listing_ttl!r}")
+        if root is not None and (not isinstance(root, str) or not root):
+            raise InvalidArgumentError(f"root must be the table's path (a non-empty string), got {root!r}")
         self.path = path
+        self._root = root
         self._listing_ttl = listing_ttl or 0
         # (root, delta version) -> (when it was listed, the listing): the last listings, reused within listing_ttl,
         # and otherwise the previous listing a Parquet listing takes its schema from while that file is unchanged.
@@ -98,8 +102,23 @@ class Index:
                                      self.version.dropped_file_ids, self.damage, self._held)
         except (log.UnusableIndex, tables.OlderLayout, OSError) as exc:
             self.unusable = str(exc)
-            warnings.warn(f"hsbloom index {path} is not used, every file is read: {exc}", UnusableIndexWarning,
-                          stacklevel=2)
+        # (format, root) of the one Parquet or Delta table the index covers, as its log says: the version's, or,
+        # when no version can be read, the newest readable entry's in any state. An unusable index still answers
+        # with every file of that table (or of the root= given); with neither, no query could be answered.
+        self._covers: Optional[tuple] = None
+        if self.version is None:
+            self._covers = log.last_source(self._fs, self._index_path)
+        elif self.version.format in ("parquet", "delta") and len(self.version.root_paths) == 1:
+            self._covers = (self.version.format, self.version.root_paths[0])
+        if self.unusable is not None:
+            if self._covers is None and root is None:
+                raise InvalidArgumentError(
+                    f"hsbloom index {path} cannot be used ({self.unusable}) and its log names no one Parquet or "
+                    "Delta table to read whole: pass root= (the table's path) to open_index; every query then "
+                    "reads every file"
+                )
+            warnings.warn(f"hsbloom index {path} is not used, every file is read: {self.unusable}",
+                          UnusableIndexWarning, stacklevel=3)
         # The columns the plaintext file tables hold rows of: an index of an encrypted source keeps its encrypted
         # columns' rows in sealed/ tables, encrypted with the columns' keys, which this reader does not decrypt.
         self._plaintext_columns = {name for name, rows in self._held.columns.items() if rows.present.any()}
@@ -109,8 +128,14 @@ class Index:
 
     @property
     def source(self) -> Optional[str]:
-        """The table the index covers (its root path as recorded), None when the index is not usable."""
-        return self.version.root_paths[0] if self.version and self.version.root_paths else None
+        """The table the index covers (its root path as its log records it), None when no log entry names one."""
+        return self._covers[1] if self._covers else None
+
+    def _format(self, root: str) -> str:
+        """parquet or delta: as the log says, else (a log that cannot say) as the table is."""
+        if self._covers is not None:
+            return self._covers[0]
+        return "delta" if sources.is_delta(root, self._source_filesystem) else "parquet"
 
     def list_source(self, root: Optional[str] = None, delta_version: Optional[int] = None) -> sources.Listing:
         """The source's files now (or the Delta snapshot `delta_version`; within listing_ttl, the last listing)."""
@@ -118,17 +143,13 @@ class Index:
 
     def _listing(self, root: Optional[str], delta_version: Optional[int]) -> tuple:
         """(seconds since it was listed when reused within listing_ttl, else None; the listing)."""
-        root = root or self.source
-        if root is None:
-            raise InvalidArgumentError(
-                f"the index does not say which table it covers ({self.unusable}): pass root= (the table's path)"
-            )
+        root = root or self._root or self.source
         cache_key = (root, delta_version)
         now = time.monotonic()
         cached = self._listings.get(cache_key)
         if cached is not None and now - cached[0] < self._listing_ttl:
             return now - cached[0], cached[1]
-        if self.version is not None and self.version.format == "delta":
+        if self._format(root) == "delta":
             listing = sources.list_delta(root, delta_version, self._storage_options)
         else:
             listing = sources.list_parquet(root, self._source_filesystem, cached[1] if cached else None)
@@ -147,9 +168,11 @@ class Index:
             age, listing = self._listing(root, delta_version)
         files = listing.files
         text = str(predicate)
-        how = dict(root=root or self.source, filesystem=listing.filesystem, schema=listing.schema,
+        how = dict(root=root or self._root or self.source, filesystem=listing.filesystem, schema=listing.schema,
                    deletion_vectors=listing.deletion_vectors)
         if self.unusable is not None:
+            warnings.warn(f"hsbloom index {self.path} is not used, every file is read: {self.unusable}",
+                          UnusableIndexWarning, stacklevel=2)
             return Pruned(text, [f.path for f in files], [], len(files), [f"index not used: {self.unusable}"], **how)
         why = sources.facts_difference(self.version, listing, self.version.format, listing.column_mapping)
         if why is not None:
@@ -326,13 +349,16 @@ def _columns(p: Predicate) -> set:
 
 
 def open_index(path: str, filesystem: Any = None, source_filesystem: Any = None,
-               storage_options: Optional[dict] = None, listing_ttl: Optional[float] = None) -> Index:
+               storage_options: Optional[dict] = None, listing_ttl: Optional[float] = None,
+               root: Optional[str] = None) -> Index:
     """Opens the index at `path` (its directory under the system path: `<system path>/<index name>`).
 
     `filesystem`/`source_filesystem`: pyarrow or fsspec filesystems for the index and the table (default: from
     the paths' URIs); `storage_options`: for deltalake. A damaged or unusable index warns and keeps every file.
+    `root`: the table's path, to read a copy of the table elsewhere, or for an index whose log cannot be read
+    and names no table (open_index then refuses without it).
     `listing_ttl` (seconds, default None: off): a query within that long of the table's last listing reuses it,
     so files added, changed or deleted in that window are not seen (docs/readers.md, "Listing once per
     interval"): for a service that accepts answers that many seconds stale.
     """
-    return Index(path, filesystem, source_filesystem, storage_options, listing_ttl)
+    return Index(path, filesystem, source_filesystem, storage_options, listing_ttl, root)

@@ -189,19 +189,45 @@ def _read_entry(fs: pafs.FileSystem, path: str, size: Optional[int]) -> str:
         raise UnusableIndex(f"log entry {path} is not UTF-8") from None
 
 
-def latest_active(fs: pafs.FileSystem, index_path: str) -> Version:
-    """The version the latest stable entry describes, if ACTIVE; UnusableIndex (naming why) otherwise."""
-    log_dir = index_path.rstrip("/") + "/" + LOG_DIR
-    try:
-        infos = fs.get_file_info(pafs.FileSelector(log_dir, allow_not_found=False))
-    except (FileNotFoundError, OSError) as exc:
-        raise UnusableIndex(f"there is no index log at {log_dir} ({exc})") from None
+def _entries(fs: pafs.FileSystem, log_dir: str) -> list:
+    """The log's entries, newest first: (id, file info)."""
+    infos = fs.get_file_info(pafs.FileSelector(log_dir, allow_not_found=False))
     entries = []
     for info in infos:
         match = _ENTRY_NAME.match(info.base_name)
         if info.type == pafs.FileType.File and match and int(match.group(1)) <= MAX_LONG:
             entries.append((int(match.group(1)), info))
     entries.sort(key=lambda e: -e[0])
+    return entries
+
+
+def last_source(fs: pafs.FileSystem, index_path: str) -> Optional[tuple[str, str]]:
+    """(format, root path) of the table the newest readable entry in any state names, for an index that cannot
+    be used (its latest stable entry unreadable, a state other than ACTIVE): the reader still lists that table
+    and reads all of it. None when no entry names one Parquet or Delta table (or there is no log)."""
+    try:
+        entries = _entries(fs, index_path.rstrip("/") + "/" + LOG_DIR)
+    except OSError:
+        return None
+    for _, info in entries:
+        try:
+            root = json.loads(_read_entry(fs, info.path, info.size))
+            source = _obj(_obj(root, "the entry").get("source"), "source")
+            fmt, roots = _text(source.get("format"), "source.format"), _texts(source, "root_paths", "source.root_paths")
+        except (UnusableIndex, OSError, ValueError):
+            continue
+        if fmt in ("parquet", "delta") and len(roots) == 1 and roots[0]:
+            return fmt, roots[0]
+    return None
+
+
+def latest_active(fs: pafs.FileSystem, index_path: str) -> Version:
+    """The version the latest stable entry describes, if ACTIVE; UnusableIndex (naming why) otherwise."""
+    log_dir = index_path.rstrip("/") + "/" + LOG_DIR
+    try:
+        entries = _entries(fs, log_dir)
+    except OSError as exc:
+        raise UnusableIndex(f"there is no index log at {log_dir} ({exc})") from None
     for position, (entry_id, info) in enumerate(entries):
         try:
             state, version = parse(_read_entry(fs, info.path, info.size))

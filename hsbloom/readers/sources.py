@@ -74,7 +74,8 @@ def list_parquet(root: str, filesystem: Any = None, previous: Optional[Listing] 
     `stat` a visible file; elsewhere one recursive listing call; no pyarrow dataset discovery). Hidden names are left out as Spark leaves them out.
     `previous` (an earlier listing of the same root) saves work, never a check: a path it listed with the same
     size and mtime is taken from it as it is (key and all); the schema, the first file's (by path) plus the hive
-    partition columns, is read again only when that file or the partition columns changed."""
+    partition columns, is read again only when that file or the partition columns changed. Like Spark, a table
+    with no partition directories is the files in its root (Spark reads no other subdirectory)."""
     fs, path = resolve(root, filesystem)
     base = path.rstrip("/") or path
     local = _local_entries(base) if isinstance(fs, pafs.LocalFileSystem) else None
@@ -90,9 +91,11 @@ def list_parquet(root: str, filesystem: Any = None, previous: Optional[Listing] 
             before = SourceFile(p, _key(scheme, p) if known else None, size if known else -1, mtime)
         files.append(before)
         directories[p.rpartition("/")[0]] = None
+    partitions = _partition_fields(d[len(prefix):] if d.startswith(prefix) else "" for d in directories)
+    if not partitions:  # as Spark reads a table without partition directories: the files in its root only
+        files = [f for f in files if f.path.rpartition("/")[0] + "/" == prefix or f.path == base]
     files.sort(key=_path)
     schema_from = (files[0].path, files[0].size, files[0].mtime) if files else None
-    partitions = _partition_fields(d[len(prefix):] if d.startswith(prefix) else "" for d in directories)
     if previous is not None and previous.schema_from == schema_from and previous.partitions == partitions:
         schema = previous.schema
     else:
@@ -205,6 +208,13 @@ def _partition_fields(directories: Iterable[str]) -> tuple:
         ints = all(_INT32.fullmatch(v) and -(1 << 31) <= int(v) < (1 << 31) for v in seen)
         fields.append(pa.field(name, pa.null() if not seen else pa.int32() if ints else pa.string()))
     return tuple(fields)
+
+
+def is_delta(root: str, filesystem: Any = None) -> bool:
+    """Whether `root` is a Delta table (it has a `_delta_log` directory): for an index whose log cannot say, so
+    that a Delta table is read as its snapshot, never as every Parquet file in its directory."""
+    fs, path = resolve(root, filesystem)
+    return fs.get_file_info(path.rstrip("/") + "/_delta_log").type == pafs.FileType.Directory
 
 
 def list_delta(root: str, version: Optional[int] = None, storage_options: Optional[dict] = None) -> Listing:
