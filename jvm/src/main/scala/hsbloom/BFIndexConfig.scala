@@ -18,7 +18,9 @@ import java.util.Locale
  *  - `granularity`: "file" (one filter per file and column) or "row_group" (also one per row group of each
  *    Parquet file: a zone).
  *
- * The same rules as Python's `hsbloom.BFIndexConfig` (tests/test_sql.py runs both over one list of bad values).
+ * The one owner of these rules and of the default fpp: every client's config reaches this constructor (SQL's
+ * OPTIONS through `hsbloom.sql.IndexOptions`, Python's `hsbloom.BFIndexConfig` through SQL, which checks only
+ * its arguments' types), and its refusal reaches each as `HSBLOOM_INVALID_CONFIG` (Python: `InvalidConfigError`).
  */
 final case class BFIndexConfig(
     indexName: String,
@@ -75,22 +77,32 @@ object BFIndexConfig {
 
   private val NameChars = "[A-Za-z0-9_.\\-]+".r
 
-  /** Throws `HsbloomException.InvalidConfig` saying what is wrong with `name`, if anything. */
+  /** What every refusal of a name ends with: the names that are allowed. */
+  private val NameRule = s"an index name is 1 to $MaxNameLength letters A-Z a-z, digits, '_', '-' and '.', not " +
+    "starting with '.' and without '..'"
+
+  private def isControl(c: Char): Boolean = c < 32 || (c >= 127 && c < 160)
+
+  /** `c` as a message shows it: a control character as its escape (\u000A), so a message stays one line. */
+  private def shown(c: Char): String = if (isControl(c)) f"\\u${c.toInt}%04X" else c.toString
+
+  /** Throws `HsbloomException.InvalidConfig` saying what is wrong with `name`, if anything, and what is allowed. */
   def validateName(name: String): Unit = {
-    def bad(why: String): Nothing = throw HsbloomException.invalidConfig(why)
+    def bad(why: String): Nothing = throw HsbloomException.invalidConfig(s"$why; $NameRule")
     if (name == null) bad("index_name must be a string, got null")
     if (name.isEmpty) bad("index_name must not be empty")
     if (name.length > MaxNameLength) {
       bad(s"index_name is ${name.length} characters long; at most $MaxNameLength are allowed")
     }
-    if (name.contains("/") || name.contains("\\")) bad(s"index_name '$name' contains a path separator ('/' or '\\')")
-    if (name.contains("..")) bad(s"index_name '$name' contains '..'")
-    if (name.exists(c => c < 32 || (c >= 127 && c < 160))) bad(s"index_name '$name' contains control characters")
-    if (name.startsWith(".")) bad(s"index_name '$name' starts with '.', which would make its directory hidden")
+    val quoted = s"'${name.map(shown).mkString}'"
+    if (name.contains("/") || name.contains("\\")) bad(s"index_name $quoted contains a path separator ('/' or '\\')")
+    if (name.contains("..")) bad(s"index_name $quoted contains '..'")
+    val control = name.filter(isControl).distinct
+    if (control.nonEmpty) bad(s"index_name $quoted contains control characters ${control.map(shown).mkString(", ")}")
+    if (name.startsWith(".")) bad(s"index_name $quoted starts with '.', which would make its directory hidden")
     if (!NameChars.matches(name)) {
       val others = name.filterNot(c => NameChars.matches(c.toString)).distinct.sorted
-      bad(s"index_name '$name' contains ${others.map(c => s"'$c'").mkString(", ")}; use only letters A-Z a-z, " +
-        "digits, '_', '-' and '.'")
+      bad(s"index_name $quoted contains ${others.map(c => s"'$c'").mkString(", ")}")
     }
   }
 

@@ -109,8 +109,10 @@ private[sql] object Grammar extends Tokens {
   private def list[T](item: Parser[T]): Parser[Seq[T]] =
     item ~ rep(sym(",", "','") ~>! item) ^^ { case first ~ more => first +: more }
 
+  /** The columns in parentheses. None, `()`, parses: `BFIndexConfig` refuses it when the statement runs, as it does
+   *  every other bad config (a parse-time error would be rewrapped by a parser in front: Delta's). */
   private lazy val columns: Parser[Seq[String]] =
-    sym("(", "'(' and the columns to index") ~>! list(columnName) <~! sym(")", "',' or ')'")
+    sym("(", "'(' and the columns to index") ~>! (sym(")", "')'") ^^^ Nil | list(columnName) <~! sym(")", "',' or ')'"))
 
   private lazy val options: Parser[Seq[(String, OptionValue)]] = {
     val key = (tablePart | stringLiteral)

@@ -67,7 +67,7 @@ private[sql] object IndexOptions {
       case OptionValue.Str(s) => s.trim.toLongOption
       case _ => None
     }
-    parsed.getOrElse(bad(s"option expected_num_items must be a positive integer, got ${value.text}"))
+    parsed.getOrElse(bad(s"option expected_num_items must be a positive integer of at most ${Long.MaxValue}, got ${value.text}"))
   }
 
   private def globalFilter(value: OptionValue): Boolean = value match {

@@ -99,6 +99,14 @@ class LogJsonSuite extends AnyFunSuite {
     assert(IndexLog.Entry.of(LogJson.parse(LogJson.write(unconfigured)), "x").fpp == BFIndexConfig.DefaultFpp)
   }
 
+  test("the config's granularity is written only when not the default, so an older hsbloom reads the entry") {
+    val e = entry()
+    assert(!json(e).get("config").has("granularity") && LogJson.parse(LogJson.write(e)).config.get.granularity == "file")
+    val zoned = e.copy(config = e.config.map(_.copy(granularity = "row_group")))
+    assert(json(zoned).get("config").get("granularity").asText == "row_group")
+    assert(LogJson.parse(LogJson.write(zoned)) == zoned)
+  }
+
   test("an unknown format, state or config field is refused") {
     def refused(change: ObjectNode => Unit): String = {
       val node = json(entry()); change(node)

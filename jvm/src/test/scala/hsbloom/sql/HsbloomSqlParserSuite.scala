@@ -98,7 +98,7 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     assert(options("fpp = 'abc'").contains("option fpp must be a number"))
     assert(options("fpp = true").contains("option fpp must be a number"))
     assert(options("fpp = 2").contains("fpp must be strictly between 0 and 1, got 2.0"))
-    assert(options("expected_num_items = 1.5").contains("must be a positive integer, got 1.5"))
+    assert(options("expected_num_items = 1.5").contains("must be a positive integer of at most 9223372036854775807, got 1.5"))
     assert(options("expected_num_items = 0").contains("expected_num_items must be positive"))
     assert(options("global_filter = 1").contains("global_filter must be true or false, got 1"))
     assert(options("granularity = 1").contains("granularity must be a string"))
@@ -106,6 +106,10 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     assert(options("fpp = 0.1, FPP = 0.2").contains("option 'fpp' is given more than once"))
     assert(configError("CREATE BLOOMFILTER INDEX '..x' ON t (a)").getMessage.contains("contains '..'"))
     assert(configError("CREATE BLOOMFILTER INDEX i ON t (a, A, a)").getMessage.contains("more than once"))
+    assert(configError("CREATE BLOOMFILTER INDEX i ON t ()").getMessage.contains("must name at least one column"))
+    assert(options(s"expected_num_items = ${BigInt(Long.MaxValue) + 1}")
+      .contains(s"must be a positive integer of at most ${Long.MaxValue}, got ${BigInt(Long.MaxValue) + 1}"))
+    assert(options("fpp = 'NaN'").contains("fpp must be strictly between 0 and 1, got NaN"))
   }
 
   test("REFRESH: FULL by default, every mode in any case") {
@@ -200,7 +204,7 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     error("CREATE BLOOMFILTER INDEX i t (a)", "expected ON")
     error("CREATE BLOOMFILTER INDEX i ON (a)", "expected a table name")
     error("CREATE BLOOMFILTER INDEX i ON t", "expected '(' and the columns to index")
-    error("CREATE BLOOMFILTER INDEX i ON t ()", "expected a column name")
+    error("CREATE BLOOMFILTER INDEX i ON t (@)", "expected a column name")
     error("CREATE BLOOMFILTER INDEX i ON t (a,)", "expected a column name")
     error("CREATE BLOOMFILTER INDEX i ON t (a b)", "expected ',' or ')'")
     error("CREATE BLOOMFILTER INDEX i ON t VERSION AS 3 (a)", "expected OF")
