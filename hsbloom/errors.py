@@ -22,7 +22,8 @@ class InvalidArgumentError(HsbloomError, ValueError):
 
 
 class InvalidConfigError(HsbloomError, ValueError):
-    """A BFIndexConfig field is invalid (name, columns, fpp, expected_num_items, granularity)."""
+    """A BFIndexConfig field is invalid: of the wrong type (refused by BFIndexConfig itself, before any JVM call), or
+    a value the jar refuses when the index is created (name, columns, fpp, expected_num_items, granularity)."""
 
 
 class UnsupportedSourceError(HsbloomError, ValueError):

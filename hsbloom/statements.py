@@ -7,6 +7,7 @@ meaning.
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 
@@ -16,9 +17,12 @@ def identifier(name: str) -> str:
 
 
 def literal(value: object) -> str:
-    """A SQL literal for a bool, int, float or str."""
+    """A SQL literal for a bool, int, float or str. A NaN or infinite float, which SQL has no number for, is sent as
+    the string the jar reads it from ('NaN', 'Infinity'), so the jar's range check refuses it by its value."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return literal("NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity"))
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):

@@ -1,101 +1,61 @@
-"""BFIndexConfig: every field is checked at construction, with a message saying what is wrong."""
+"""BFIndexConfig in Python: its fields and their types, checked before any JVM call; the values are the jar's.
+
+Which names, fpp values, granularities and expected_num_items an index accepts, and the default fpp, are the
+jar's rules, tested where they live (jvm/src/test/scala/hsbloom/BFIndexConfigSuite.scala). Here: what only
+Python can show: a wrong type is refused when the config is made, and a value the jar refuses arrives as
+InvalidConfigError with the jar's message, whatever the value (some, such as NaN or an empty list, SQL cannot
+spell as they are).
+"""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+import hsbloom
 from hsbloom import BFIndexConfig
-from hsbloom.errors import InvalidConfigError
+from hsbloom.errors import HsbloomError, InvalidConfigError
 
 
 def test_defaults_and_columns_kept_as_a_tuple():
     config = BFIndexConfig("events_ids", ["user_id", "trace_id"])
     assert config.indexed_columns == ("user_id", "trace_id")
-    assert (config.expected_num_items, config.fpp, config.global_filter) == (None, None, False)
-
-
-def test_round_trips_through_its_dict_form():
-    config = BFIndexConfig("a-b.c_1", ("x",), expected_num_items=1000, fpp=0.001, global_filter=False)
-    data = config.to_dict()
-    assert data == {
-        "index_name": "a-b.c_1",
-        "indexed_columns": ["x"],
-        "expected_num_items": 1000,
-        "fpp": 0.001,
-        "global_filter": False,
-    }
-    assert BFIndexConfig.from_dict(data) == config
-    zoned = BFIndexConfig("z", ("x",), granularity="row_group")
-    assert zoned.to_dict()["granularity"] == "row_group" and BFIndexConfig.from_dict(zoned.to_dict()) == zoned
-
-
-def test_from_dict_validates_and_refuses_unknown_fields():
-    with pytest.raises(InvalidConfigError, match="fpp must be strictly between 0 and 1"):
-        BFIndexConfig.from_dict({"index_name": "a", "indexed_columns": ["x"], "fpp": 2})
-    with pytest.raises(InvalidConfigError, match=r"unknown index config fields \['bits'\]"):
-        BFIndexConfig.from_dict({"index_name": "a", "indexed_columns": ["x"], "bits": 3})
+    assert (config.expected_num_items, config.fpp, config.global_filter, config.granularity) == (None, None, False, "file")
+    assert BFIndexConfig("i", ("x",), fpp=1).fpp == 1.0 and isinstance(BFIndexConfig("i", ("x",), fpp=1).fpp, float)
 
 
 @pytest.mark.parametrize(
-    "name, message",
+    "arguments, message",
     [
-        ("", "must not be empty"),
-        ("a/b", "path separator"),
-        ("a\\b", "path separator"),
-        ("..", r"contains '\.\.'"),
-        ("a..b", r"contains '\.\.'"),
-        ("a\nb", "control characters"),
-        ("a\x00b", "control characters"),
-        ("a\x7fb", "control characters"),
-        (".hidden", "starts with '.'"),
-        ("a b", r"contains \[' '\]; use only letters"),
-        ("x:y", r"contains \[':'\]"),
-        ("é", r"contains \['é'\]"),
-        ("n" * 129, "129 characters long; at most 128"),
-        (42, "must be a string"),
+        ({"index_name": 42}, r"index_name must be a string, got 42 \(int\)"),
+        ({"index_name": None}, "index_name must be a string, got None"),
+        ({"indexed_columns": "user_id"}, r"a list of column names, e.g. \['user_id'\], not a string"),
+        ({"indexed_columns": {"a"}}, "indexed_columns must be a list of column names, got set"),
+        ({"indexed_columns": ["a", 3]}, r"indexed_columns must be a list of column names as strings, got 3 \(int\)"),
+        ({"expected_num_items": 1.5}, r"expected_num_items must be None or an int, got 1.5 \(float\)"),
+        ({"expected_num_items": True}, r"expected_num_items must be None or an int, got True \(bool\)"),
+        ({"expected_num_items": "5"}, "expected_num_items must be None or an int"),
+        ({"fpp": True}, r"fpp must be None or a number strictly between 0 and 1, got True \(bool\)"),
+        ({"fpp": "0.1"}, r"fpp must be None or a number .*, got '0.1' \(str\)"),
+        ({"global_filter": "yes"}, r"global_filter must be True or False, got 'yes' \(str\)"),
+        ({"global_filter": 1}, "global_filter must be True or False, got 1"),
+        ({"granularity": None}, "granularity must be a string, 'file' or 'row_group', got None"),
     ],
 )
-def test_invalid_names_are_refused_with_the_reason(name, message):
-    with pytest.raises(InvalidConfigError, match=message):
-        BFIndexConfig(name, ["x"])
+def test_a_wrong_type_is_refused_when_the_config_is_made(arguments, message):
+    """Before any JVM call: no session is involved in making a config."""
+    given = {"index_name": "idx", "indexed_columns": ["x"], **arguments}
+    with pytest.raises(InvalidConfigError, match=message) as raised:
+        BFIndexConfig(**given)
+    assert isinstance(raised.value, ValueError) and isinstance(raised.value, HsbloomError)
 
 
-def test_longest_allowed_name():
-    assert BFIndexConfig("n" * 128, ["x"]).index_name == "n" * 128
-
-
-@pytest.mark.parametrize(
-    "columns, message",
-    [
-        ([], "at least one column"),
-        ("user_id", r"a list of column names, e.g. \['user_id'\]"),
-        (["a", "b", "a"], r"lists \['a'\] more than once"),
-        (["a", ""], "non-empty strings"),
-        (["a", 3], "non-empty strings"),
-        ({"a"}, "a list of column names"),
-    ],
-)
-def test_invalid_columns_are_refused(columns, message):
-    with pytest.raises(InvalidConfigError, match=message):
-        BFIndexConfig("idx", columns)
-
-
-@pytest.mark.parametrize("fpp", [0, 0.0, 1, 1.0, -0.1, 1.5, float("nan"), float("inf"), True, "0.1"])
-def test_fpp_must_be_strictly_between_0_and_1(fpp):
-    with pytest.raises(InvalidConfigError, match="fpp must be"):
-        BFIndexConfig("idx", ["x"], fpp=fpp)
-
-
-@pytest.mark.parametrize("items, message", [(0, "must be positive, got 0"), (-5, "must be positive"),
-                                            (1.5, "positive integer"), (True, "positive integer")])
-def test_expected_num_items_must_be_a_positive_int(items, message):
-    with pytest.raises(InvalidConfigError, match=message):
-        BFIndexConfig("idx", ["x"], expected_num_items=items)
-
-
-def test_global_filter_must_be_a_bool():
-    with pytest.raises(InvalidConfigError, match="global_filter must be True or False"):
-        BFIndexConfig("idx", ["x"], global_filter="yes")
+def test_values_are_left_to_the_jar():
+    """Python keeps no copy of the jar's rules: a value of the right type is kept as given, to be checked once, by
+    the jar, when the index is created."""
+    config = BFIndexConfig("a..b", [], expected_num_items=0, fpp=2.0, granularity="rows")
+    assert (config.index_name, config.indexed_columns, config.fpp, config.granularity) == ("a..b", (), 2.0, "rows")
 
 
 def test_config_is_immutable():
@@ -104,15 +64,39 @@ def test_config_is_immutable():
         config.fpp = 0.5  # type: ignore[misc]
 
 
-def test_the_default_fpp_keeps_false_positive_files_per_probe_at_one_in_twenty():
-    default = BFIndexConfig("idx", ["x"])
-    assert default.fpp is None and default.to_dict()["fpp"] is None
-    assert BFIndexConfig.from_dict(default.to_dict()) == default
-    # min(0.01, 0.05 / files): files x fpp, the expected false-positive files of one probed value, is 0.05
-    # from 5 files on (fewer files: the 0.01 of the filters' usual default).
-    assert [default.file_fpp(n) for n in (0, 1, 5)] == [0.01, 0.01, 0.01]
-    for files in (6, 200, 10_000, 1_000_000):
-        assert default.file_fpp(files) * files == pytest.approx(0.05)
-    assert default.shared_fpp == 0.01
-    fixed = BFIndexConfig("idx", ["x"], fpp=0.02)
-    assert fixed.file_fpp(10_000) == 0.02 and fixed.shared_fpp == 0.02
+def test_a_value_the_jar_refuses_arrives_as_invalid_config_error_with_its_message(spark, system_path, tmp_path):
+    data = str(tmp_path / "t")
+    spark.range(10).write.parquet(data)
+    hs = hsbloom.Hyperspace(spark)
+    with pytest.raises(InvalidConfigError) as raised:
+        hs.create_index(spark.read.parquet(data), BFIndexConfig("a..b", ["id"]))
+    assert str(raised.value) == (
+        "index_name 'a..b' contains '..'; an index name is 1 to 128 letters A-Z a-z, digits, '_', '-' and '.', not "
+        "starting with '.' and without '..'"
+    )
+    assert isinstance(raised.value, ValueError) and isinstance(raised.value, HsbloomError)
+    assert raised.value.__cause__.getCondition() == "HSBLOOM_INVALID_CONFIG"  # the jar's error, chained
+    assert not system_path.exists() and hs.indexes().count() == 0
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (BFIndexConfig("", ["id"]), "index_name must not be empty"),
+        (BFIndexConfig("a\nb", ["id"]), r"index_name 'a\\u000Ab' contains control characters \\u000A"),
+        (BFIndexConfig("ok", []), "indexed_columns must name at least one column"),
+        (BFIndexConfig("ok", [""]), "indexed_columns must hold non-empty strings, got ''"),
+        (BFIndexConfig("ok", ["id"], fpp=math.nan), "fpp must be strictly between 0 and 1, got NaN"),
+        (BFIndexConfig("ok", ["id"], fpp=-math.inf), "fpp must be strictly between 0 and 1, got -Infinity"),
+        (BFIndexConfig("ok", ["id"], expected_num_items=2**63), "positive integer of at most 9223372036854775807"),
+    ],
+    ids=["empty name", "control character", "no column", "empty column", "NaN", "-inf", "beyond a long"],
+)
+def test_every_value_reaches_the_jar_as_given(spark, system_path, tmp_path, config, message):
+    """Values SQL has no literal for (NaN), or that read as another statement (an empty name or column list), still
+    reach the jar's rules, not a syntax error (which would arrive as OperationFailedError)."""
+    data = str(tmp_path / "t")
+    spark.range(10).write.parquet(data)
+    with pytest.raises(InvalidConfigError, match=message):
+        hsbloom.Hyperspace(spark).create_index(spark.read.parquet(data), config)
+    assert not system_path.exists()

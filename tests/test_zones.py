@@ -223,13 +223,8 @@ def test_a_rewritten_file_and_a_damaged_zone_are_read_whole(spark, tmp_path):
     assert any("/zones/" in problem.split(": ", 1)[0] for problem in damage), damage
 
 
-def test_granularity_is_checked(spark, tmp_path):
-    with pytest.raises(InvalidConfigError, match="granularity"):
-        hsbloom.BFIndexConfig("bad", ["a"], granularity="rows")
-    config = hsbloom.BFIndexConfig("ok", ["a"], granularity="row_group")
-    assert hsbloom.BFIndexConfig.from_dict(config.to_dict()) == config
-    older = {k: v for k, v in config.to_dict().items() if k != "granularity"}
-    assert hsbloom.BFIndexConfig.from_dict(older).granularity == "file"
+def test_zones_need_a_parquet_or_delta_source(spark, tmp_path):
+    """The granularity's values, and how the log keeps them, are the jar's rules (BFIndexConfigSuite, LogJsonSuite)."""
     csv = str(tmp_path / "csv")
     spark.range(10).select(F.col("id").cast("string").alias("a")).write.option("header", True).csv(csv)
     with pytest.raises(InvalidConfigError, match="Parquet or Delta"):
