@@ -2,7 +2,8 @@
 
 Every hsbloom error is raised in the jar as a Spark `AnalysisException` whose error class (`HSBLOOM_*`) says what
 kind it is; `raised_as_hsbloom_errors` turns it into the matching Python class, on a classic session and on Spark
-Connect alike. Every message names the index, what is wrong, and what to do about it.
+Connect alike. Every message names the index, what is wrong, and what to do about it. A caller's own statement
+(`run_explained`) keeps its own errors: `statement_errors_kept` maps only the jar's.
 """
 
 from __future__ import annotations
@@ -110,6 +111,20 @@ def _hsbloom_error_of(exc: BaseException) -> HsbloomError | None:
         return None
     parameters = exc.getMessageParameters() or {}  # type: ignore[attr-defined]
     return kind(parameters.get("message") or first_line(exc))
+
+
+@contextmanager
+def statement_errors_kept() -> Iterator[None]:
+    """Run a caller's own SQL statement (run_explained): an hsbloom error of the jar becomes its Python class, and
+    every other failure (Spark's, Delta's: the statement's own) is raised unchanged, as `spark.sql(statement)`
+    raises it, so the caller's `except` clauses for that statement still match."""
+    try:
+        yield
+    except Exception as exc:
+        mapped = _hsbloom_error_of(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
 
 
 @contextmanager

@@ -17,7 +17,12 @@ from typing import Any, Callable, Iterator
 
 from hsbloom import statements
 from hsbloom.config import BFIndexConfig
-from hsbloom.errors import InvalidArgumentError, UnsupportedSourceError, raised_as_hsbloom_errors
+from hsbloom.errors import (
+    InvalidArgumentError,
+    UnsupportedSourceError,
+    raised_as_hsbloom_errors,
+    statement_errors_kept,
+)
 from hsbloom.results import IndexInfo, RefreshResult, VerifyResult
 from hsbloom.session import default_jar_path
 from hsbloom.session_checks import is_connect_session, require_hsbloom_session
@@ -110,7 +115,10 @@ class Hyperspace:
         DELETE, UPDATE and MERGE do (docs/upserts.md)."""
         if not isinstance(statement, str):
             raise TypeError(f"run_explained needs a SQL statement as a str, got {type(statement).__name__}")
-        [row] = self._run(self.spark, statements.explain_analyze(statement), "run_explained").collect()
+        # The statement's own failure (a MERGE Delta refuses, a syntax error) is raised as spark.sql(statement)
+        # raises it, not as an hsbloom error: it is the caller's statement, not an index operation, that failed.
+        with statement_errors_kept():
+            [row] = self._sql(self.spark, statements.explain_analyze(statement), "run_explained").collect()
         redirect_func(row.plan)
 
     def indexes(self) -> Any:
@@ -137,14 +145,18 @@ class Hyperspace:
         return VerifyResult.from_row(row)
 
     def _run(self, spark: Any, statement: str, operation: str, name: str | None = None) -> Any:
-        """Run one statement; its failures as hsbloom errors. On Ctrl-C, the statement's Spark jobs are cancelled
-        (they run in the JVM, which an interrupt of Python does not stop)."""
+        """Run one of hsbloom's statements; its failures as hsbloom errors."""
         with raised_as_hsbloom_errors(operation, name):
-            try:
-                return spark.sql(statement)
-            except KeyboardInterrupt:
-                _interrupt(spark, operation, name)
-                raise
+            return self._sql(spark, statement, operation, name)
+
+    def _sql(self, spark: Any, statement: str, operation: str, name: str | None = None) -> Any:
+        """`spark.sql(statement)`. On Ctrl-C, the statement's Spark jobs are cancelled (they run in the JVM, which an
+        interrupt of Python does not stop)."""
+        try:
+            return spark.sql(statement)
+        except KeyboardInterrupt:
+            _interrupt(spark, operation, name)
+            raise
 
     @contextmanager
     def _source_view(self, df: Any) -> Iterator[str]:

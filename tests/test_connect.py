@@ -267,6 +267,34 @@ def test_bad_input_gives_the_same_hsbloom_errors_on_connect_as_on_classic(spark,
         spark.conf.unset("spark.hsbloom.system.path")
 
 
+def test_run_explained_raises_a_statements_own_error_on_connect_as_spark_does(connect_spark, tmp_path):
+    """On Connect the server runs the statement: its failure reaches the client as the same exception (class, error
+    class, message) through run_explained as through spark.sql, and an hsbloom statement's as its hsbloom error."""
+    table = tmp_path / "t"
+    connect_spark.range(0, 20, numPartitions=2).selectExpr("id", "0 AS v").write.format("delta").save(str(table))
+    connect_spark.sql("SELECT 7L AS id, 1 AS v UNION ALL SELECT 7L, 2").createOrReplaceTempView("dup")
+    refused = {
+        f"MERGE INTO delta.`{table}` t USING dup s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v":
+            "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE",
+        f"DELETE FROM delta.`{table}` WHERE id IN (SELECT id FROM dup)": "DELTA_UNSUPPORTED_SUBQUERY",
+        f"MERGE delta.`{table}`": "PARSE_SYNTAX_ERROR",
+    }
+    hs = hsbloom.Hyperspace(connect_spark)
+    for statement, condition in refused.items():
+        raised = []
+        for run in (lambda: connect_spark.sql(statement).collect(), lambda: hs.run_explained(statement, lambda _: None)):
+            with pytest.raises(Exception) as error:
+                run()
+            # The message, without the server's stack trace (run_explained's has more frames).
+            text = str(error.value).split("\n\nJVM stacktrace:")[0]
+            raised.append((type(error.value), error.value.getCondition(), text))
+        assert raised[0][1] == condition and raised[1] == raised[0], statement
+        assert not issubclass(raised[1][0], HsbloomError)
+    assert connect_spark.read.format("delta").load(str(table)).where("v = 0").count() == 20
+    with pytest.raises(IndexNotFoundError, match="index 'absent' does not exist"):
+        hs.run_explained("DESCRIBE BLOOMFILTER INDEX absent")
+
+
 def test_delta_and_parquet_tables_written_through_connect_are_read_back(connect_spark, tmp_path):
     rows = connect_spark.range(200).selectExpr("id", "concat('k', id) AS key")
     rows.write.format("delta").save(str(tmp_path / "delta"))

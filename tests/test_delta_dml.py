@@ -203,3 +203,51 @@ def test_appended_and_rewritten_files_are_read_until_an_incremental_refresh_inde
     assert hs.index(pair.index).num_files == files
     assert set(pruned(pair.run(absent))) == {(before, 0)}
     pair.assert_same()
+
+
+# Statements Delta (or Spark) refuses, and the error class each is refused with.
+REFUSED = {
+    "MERGE INTO {t} t USING dup s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v":
+        "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE",
+    "DELETE FROM {t} WHERE id IN (SELECT id FROM dup)": "DELTA_UNSUPPORTED_SUBQUERY",
+    "UPDATE {t} SET nope = 1": "UNRESOLVED_COLUMN.WITH_SUGGESTION",
+    "MERGE {t}": "PARSE_SYNTAX_ERROR",
+}
+
+
+def message(error: Exception) -> str:
+    """An error's message, but the ids Spark numbers a plan's attributes with afresh at every analysis."""
+    return re.sub(r"#\d+", "#", str(error))
+
+
+def refusal(run, statement: str) -> Exception:
+    """The exception `run()` raises."""
+    try:
+        run()
+    except Exception as exc:  # noqa: BLE001 - the exception is the result
+        return exc
+    raise AssertionError(f"{statement} ran")
+
+
+def test_run_explained_raises_the_statements_own_error_as_spark_does(spark, tmp_path):
+    """A statement that fails fails through run_explained exactly as through spark.sql: the same exception class,
+    error class and message (Delta's, Spark's), not an hsbloom error; the table is unchanged. An hsbloom statement's
+    own failure is still raised as its hsbloom error."""
+    path = tmp_path / "t"
+    write_table(spark, path, dv=False, partitioned=False)
+    create_index(spark, str(path), "refused_statements", ["id"], fpp=0.0001, fmt="delta")
+    source_view(spark, "dup", [(222, 1, 10), (222, 2, 20)])  # two source rows match the target row of id 222
+    table = f"delta.`{path}`"
+    rows = sorted(spark.read.format("delta").load(str(path)).collect(), key=str)
+    hs = hsbloom.Hyperspace(spark)
+    hsbloom.enable(spark)
+    for statement, condition in REFUSED.items():
+        sql = statement.format(t=table)
+        alone = refusal(lambda: spark.sql(sql).collect(), f"alone: {sql}")
+        explained = refusal(lambda: hs.run_explained(sql, redirect_func=lambda _: None), f"run_explained: {sql}")
+        assert alone.getCondition() == condition, (statement, alone)
+        assert (type(explained), explained.getCondition(), message(explained)) == (type(alone), condition, message(alone))
+        assert not isinstance(explained, hsbloom.errors.HsbloomError)
+    assert sorted(spark.read.format("delta").load(str(path)).collect(), key=str) == rows
+    with pytest.raises(hsbloom.errors.IndexNotFoundError, match="index 'absent' does not exist"):
+        hs.run_explained("DESCRIBE BLOOMFILTER INDEX absent")
