@@ -11,8 +11,8 @@ from hsbloom.connect import ConnectServer, connect_server_command, start_connect
 from hsbloom.hyperspace import Hyperspace
 from hsbloom.launch import spark_sql_command
 from hsbloom.results import IndexInfo, RefreshResult, VerifyResult
-from hsbloom.session import HsbloomJarError, configure, disable, enable, is_enabled
-from hsbloom.session_checks import HsbloomSessionError
+from hsbloom.errors import HsbloomJarError, HsbloomSessionError
+from hsbloom.session import configure, disable, enable, is_enabled
 from hsbloom.version import __version__
 
 __all__ = [

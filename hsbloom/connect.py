@@ -20,9 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hsbloom.errors import InvalidArgumentError
+from hsbloom.errors import HsbloomSessionError, InvalidArgumentError
 from hsbloom.launch import check_master_and_conf, hsbloom_flags, spark_home
-from hsbloom.session_checks import HsbloomSessionError
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_PORT = 15002

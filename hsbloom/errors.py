@@ -1,6 +1,8 @@
-"""The exceptions hsbloom raises, so callers can tell them apart.
+"""The exceptions hsbloom raises, all in one place so callers can tell them apart: each is an HsbloomError, and a
+bad argument also a ValueError.
 
-Every hsbloom error is raised in the jar as a Spark `AnalysisException` whose error class (`HSBLOOM_*`) says what
+Setting a session up raises HsbloomJarError and HsbloomSessionError, in Python, before or while it starts. Every
+other hsbloom error is raised in the jar as a Spark `AnalysisException` whose error class (`HSBLOOM_*`) says what
 kind it is; `raised_as_hsbloom_errors` turns it into the matching Python class, on a classic session and on Spark
 Connect alike. Every message names the index, what is wrong, and what to do about it. A caller's own statement
 (`run_explained`) keeps its own errors: `statement_errors_kept` maps only the jar's.
@@ -20,6 +22,16 @@ class HsbloomError(Exception):
 
 class InvalidArgumentError(HsbloomError, ValueError):
     """An argument of a call is invalid (an unknown refresh mode; a port, master or setting of a Connect server)."""
+
+
+class HsbloomJarError(HsbloomError, RuntimeError):
+    """The hsbloom jar is missing, unreadable, or built for another Spark: checked before Spark starts (`configure`,
+    `connect_server_command`, `spark_sql_command`), since Spark itself would only log a warning."""
+
+
+class HsbloomSessionError(HsbloomError, RuntimeError):
+    """The SparkSession (or builder, or Connect server) cannot run hsbloom: no hsbloom extension or jar, a Connect
+    server that did not start, or a package the session needs (Delta's, Spark Connect's client) not installed."""
 
 
 class InvalidConfigError(HsbloomError, ValueError):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hsbloom import settings
+from hsbloom.errors import HsbloomJarError, HsbloomSessionError
 from hsbloom.jar import builder_options
 from hsbloom.session_checks import EXTENSION_CLASS, refuse_connect_builder, require_hsbloom_session
 
@@ -29,10 +30,6 @@ DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 ENABLED_CONF = settings.ENABLED
 JAR_ENV = "HSBLOOM_JAR"
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
-
-
-class HsbloomJarError(RuntimeError):
-    """The hsbloom jar is missing, unreadable, or built for another Spark."""
 
 
 def default_jar_path() -> Path:
@@ -94,7 +91,7 @@ def delta_maven_coordinate() -> str:
     try:
         delta_version = metadata.version("delta-spark")
     except metadata.PackageNotFoundError as exc:
-        raise RuntimeError("delta=True needs the delta extra: pip install 'hsbloom[delta]'") from exc
+        raise HsbloomSessionError("delta=True needs the delta extra: pip install 'hsbloom[delta]'") from exc
     spark_minor = ".".join(running_spark_version().split(".")[:2])
     return f"io.delta:delta-spark_{spark_minor}_2.13:{delta_version}"
 

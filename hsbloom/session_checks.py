@@ -15,15 +15,11 @@ from typing import Any
 
 from hsbloom import jar
 from hsbloom.jar import EXTENSION_CLASS
-from hsbloom.errors import HsbloomError, first_line
+from hsbloom.errors import HsbloomSessionError, first_line
 
 
 # The SQL function the extension registers in every session: on Connect, the proof that the server loaded it.
 VERSION_FUNCTION = "hsbloom_version"
-
-
-class HsbloomSessionError(HsbloomError, RuntimeError):
-    """The SparkSession (or builder, or Connect server) cannot run hsbloom: no hsbloom extension or jar."""
 
 
 def _start_it_right(jar_hint: str) -> str:

@@ -159,7 +159,19 @@ def test_an_installed_package_without_its_jar_does_not_send_users_to_dev_sh(tmp_
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path
     )
     assert result.returncode != 0
-    assert f"hsbloom.session.HsbloomJarError: hsbloom jar not found at {site}" in result.stderr
+    assert f"hsbloom.errors.HsbloomJarError: hsbloom jar not found at {site}" in result.stderr
     assert "this installed hsbloom carries no usable jar" in result.stderr
     assert "HSBLOOM_JAR" in result.stderr
     assert "dev.sh" not in result.stderr
+
+
+def test_the_session_errors_are_hsbloom_errors_importable_where_they_were():
+    """Defined once, in hsbloom.errors, with the others; still importable from the modules that raise them."""
+    from hsbloom import connect, errors, session, session_checks
+
+    assert hsbloom.HsbloomJarError is session.HsbloomJarError is errors.HsbloomJarError
+    assert hsbloom.HsbloomSessionError is session_checks.HsbloomSessionError is connect.HsbloomSessionError
+    assert hsbloom.HsbloomSessionError is errors.HsbloomSessionError
+    for kind in (errors.HsbloomJarError, errors.HsbloomSessionError):
+        assert issubclass(kind, errors.HsbloomError) and issubclass(kind, RuntimeError)
+    assert issubclass(errors.InvalidArgumentError, errors.HsbloomError) and issubclass(errors.InvalidArgumentError, ValueError)
