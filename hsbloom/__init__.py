@@ -8,10 +8,10 @@ then turn acceleration on with `hsbloom.enable(spark)`. On Spark Connect, the se
 
 from hsbloom.config import BFIndexConfig
 from hsbloom.connect import ConnectServer, connect_server_command, start_connect_server
+from hsbloom.errors import HsbloomJarError, HsbloomSessionError
 from hsbloom.hyperspace import Hyperspace
 from hsbloom.launch import spark_sql_command
 from hsbloom.results import IndexInfo, RefreshResult, VerifyResult
-from hsbloom.errors import HsbloomJarError, HsbloomSessionError
 from hsbloom.session import configure, disable, enable, is_enabled
 from hsbloom.version import __version__
 

@@ -22,8 +22,7 @@ from typing import Any
 
 from hsbloom.errors import HsbloomSessionError, InvalidArgumentError
 from hsbloom.launch import check_master_and_conf, hsbloom_flags, spark_home
-
-SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+from hsbloom.session_checks import SERVER_CLASS
 DEFAULT_PORT = 15002
 HOST = "127.0.0.1"
 PORT_CONF = "spark.connect.grpc.binding.port"

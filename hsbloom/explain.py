@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from hsbloom import jar
+from hsbloom.hyperspace import Hyperspace
 
 
 def explain_string(df: Any) -> str:
     """What `Hyperspace(df.sparkSession).explain(df)` prints."""
-    from hsbloom.hyperspace import Hyperspace
-
     lines: list[str] = []
     Hyperspace(df.sparkSession).explain(df, redirect_func=lines.append)
     return "\n".join(lines)
@@ -23,8 +22,6 @@ def explain_string(df: Any) -> str:
 
 def run_explained_string(spark: Any, statement: str) -> str:
     """What `Hyperspace(spark).run_explained(statement)` prints (it runs the statement)."""
-    from hsbloom.hyperspace import Hyperspace
-
     lines: list[str] = []
     Hyperspace(spark).run_explained(statement, redirect_func=lines.append)
     return "\n".join(lines)

@@ -20,6 +20,8 @@ from hsbloom.errors import HsbloomSessionError, first_line
 
 # The SQL function the extension registers in every session: on Connect, the proof that the server loaded it.
 VERSION_FUNCTION = "hsbloom_version"
+# Spark's Connect server, which hsbloom.connect starts and the refusals below tell how to start.
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
 
 def _start_it_right(jar_hint: str) -> str:
@@ -32,8 +34,6 @@ def _start_it_right(jar_hint: str) -> str:
 
 
 def _start_the_server_right(jar_hint: str) -> str:
-    from hsbloom.connect import SERVER_CLASS  # hsbloom.connect imports this module
-
     return (
         "Start the Spark Connect server with hsbloom: `hsbloom.connect_server_command(delta=...)` returns its "
         f"command (spark-submit --class {SERVER_CLASS} --driver-class-path {jar_hint} "
