@@ -21,7 +21,8 @@ from hsbloom.errors import HsbloomError, InvalidConfigError
 def test_defaults_and_columns_kept_as_a_tuple():
     config = BFIndexConfig("events_ids", ["user_id", "trace_id"])
     assert config.indexed_columns == ("user_id", "trace_id")
-    assert (config.expected_num_items, config.fpp, config.global_filter, config.granularity) == (None, None, False, "file")
+    assert (config.expected_num_items, config.fpp, config.global_filter) == (None, None, False)
+    assert config.granularity == "file"
     assert BFIndexConfig("i", ("x",), fpp=1).fpp == 1.0 and isinstance(BFIndexConfig("i", ("x",), fpp=1).fpp, float)
 
 

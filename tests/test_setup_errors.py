@@ -174,4 +174,5 @@ def test_the_session_errors_are_hsbloom_errors_importable_where_they_were():
     assert hsbloom.HsbloomSessionError is errors.HsbloomSessionError
     for kind in (errors.HsbloomJarError, errors.HsbloomSessionError):
         assert issubclass(kind, errors.HsbloomError) and issubclass(kind, RuntimeError)
-    assert issubclass(errors.InvalidArgumentError, errors.HsbloomError) and issubclass(errors.InvalidArgumentError, ValueError)
+    assert issubclass(errors.InvalidArgumentError, errors.HsbloomError)
+    assert issubclass(errors.InvalidArgumentError, ValueError)
