@@ -1,10 +1,10 @@
-"""Paths named in code comments lead to files that exist.
+"""Paths named in code comments and in Markdown lead to files that exist.
 
-Pure Python, no Spark. Comments and docstrings point readers at other files
+Pure Python, no Spark. Comments, docstrings and documents point readers at other files
 ("docs/design/zones.md", "hsbloom/explain.py", "IndexBuild.scala"); when a file
 moves, such a pointer goes stale without failing anything else. This scans the
 comments of the Python, Scala, shell and SQL files of the repository (Python's
-docstrings too) for names of repository files: a path with a `/` ending in
+docstrings too), and every line of every Markdown file, for names of repository files: a path with a `/` ending in
 .py, .scala, .md, .sh, .sql or .toml, or a bare Scala file name (`Sbbf.scala`). A path must exist
 relative to the repository root, to the commenting file's folder, or to docs/
 (doc-relative, as the docs link each other: "design/zones.md"); a bare Scala
@@ -123,7 +123,10 @@ def line_comments(text: str, marker: str) -> list[tuple[int, str]]:
 
 
 def comments(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of what `path` says to a reader: its comments, or every line of a Markdown file (all prose)."""
     text = path.read_text(encoding="utf-8")
+    if path.suffix == ".md":
+        return list(enumerate(text.splitlines(), 1))
     if path.suffix == ".py":
         return python_comments(text)
     if path.suffix == ".scala":
@@ -158,7 +161,7 @@ def missing_references(path: Path, root: Path = ROOT, scala_names: set[str] | No
 
 def _scanned(root: Path = ROOT) -> list[Path]:
     return sorted(f for f in repository_files(root)
-                  if f.suffix in (".py", ".scala", ".sh", ".sql"))
+                  if f.suffix in (".py", ".scala", ".sh", ".sql", ".md"))
 
 
 def test_every_path_named_in_a_code_comment_exists():
@@ -166,6 +169,8 @@ def test_every_path_named_in_a_code_comment_exists():
     scala_names = {f.name for f in files if f.suffix == ".scala"}
     scanned = _scanned()
     assert any(f.suffix == ".scala" for f in scanned) and any(f.suffix == ".py" for f in scanned)
+    markdown = {ROOT / "README.md", ROOT / "docs" / "design" / "sbbf.md", ROOT / "tests" / "vectors" / "README.md"}
+    assert markdown <= set(scanned)
     missing = [m for f in scanned for m in missing_references(f, scala_names=scala_names)]
     assert missing == []
 
@@ -202,6 +207,17 @@ def test_a_made_up_path_is_reported(tmp_path: Path):
         "code.py:2: hsbloom/made_up.py",
         "code.py:2: Imagined.scala",
     ]
+
+
+def test_every_line_of_a_markdown_file_is_read(tmp_path: Path):
+    """A Markdown file is all prose: a path in its text, in backquotes or in a link, must exist too."""
+    (tmp_path / "docs" / "design").mkdir(parents=True)
+    (tmp_path / "docs" / "design" / "sbbf.md").write_text("# SBBF\n", encoding="utf-8")
+    page = tmp_path / "data" / "README.md"
+    page.parent.mkdir()
+    page.write_text("# Data\n\nThe byte rules are in `docs/sbbf.md`\n(see [the SBBF](../docs/design/sbbf.md)).\n",
+                    encoding="utf-8")
+    assert missing_references(page, root=tmp_path, scala_names=set()) == ["data/README.md:3: docs/sbbf.md"]
 
 
 @pytest.mark.parametrize("text", ["# set up, then run bench/NAME.py", "# see docs/NAME.md"])

@@ -1,4 +1,4 @@
-"""The documentation's links: every relative link in README.md and docs/ leads somewhere.
+"""The documentation's links: every relative link of every Markdown file of the repository leads somewhere.
 
 Pure Python, no Spark. A link to a file must name a file of the repository; a
 link with `#anchor` must name a heading of that file, spelled as GitHub makes
@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from test_code_references import repository_files
+
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+# Every Markdown file: README.md, docs/, and the READMEs beside tests' data (tests/vectors/...).
+PAGES = sorted(p for p in repository_files(ROOT) if p.suffix == ".md")
 
 _FENCE = re.compile(r"^(```|~~~)")
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -84,9 +87,10 @@ def test_every_relative_link_leads_to_a_file_and_heading_that_exist(page: Path):
     assert broken_links(page) == []
 
 
-def test_the_guide_and_the_design_notes_are_there():
-    """The checks above must have pages to check: the guide's index and at least one design note."""
-    assert (ROOT / "docs" / "README.md") in PAGES
+def test_the_guide_the_design_notes_and_the_other_readmes_are_there():
+    """The checks above must have pages to check: the guide's index, a design note, and the Markdown outside docs/."""
+    outside_docs = {ROOT / "README.md", ROOT / "tests" / "vectors" / "README.md"}
+    assert {ROOT / "docs" / "README.md", *outside_docs} <= set(PAGES)
     assert any(p.parent.name == "design" for p in PAGES)
 
 
