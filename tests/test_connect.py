@@ -251,8 +251,10 @@ def test_bad_input_gives_the_same_hsbloom_errors_on_connect_as_on_classic(spark,
         "existing name": lambda s: (s.read.parquet(data), hsbloom.BFIndexConfig("taken", ["id"])),
         "unsupported type": lambda s: (s.read.parquet(data), hsbloom.BFIndexConfig("x2", ["m"])),
         "not a scan": lambda s: (s.read.parquet(data).groupBy("id").count(), hsbloom.BFIndexConfig("x3", ["id"])),
+        "bad config": lambda s: (s.read.parquet(data), hsbloom.BFIndexConfig("x4", ["id"], fpp=float("nan"))),
     }
     try:
+        first: dict[str, tuple] = {}
         for case, make in cases.items():
             raised = []
             for session in (spark, connect_spark):
@@ -260,6 +262,8 @@ def test_bad_input_gives_the_same_hsbloom_errors_on_connect_as_on_classic(spark,
                     hsbloom.Hyperspace(session).create_index(*make(session))
                 raised.append((type(error.value), str(error.value)))
             assert raised[0] == raised[1], case
+            first[case] = raised[0]
+        assert first["bad config"][0] is hsbloom.errors.InvalidConfigError and "got NaN" in first["bad config"][1]
         for session in (spark, connect_spark):
             with pytest.raises(hsbloom.errors.IndexNotFoundError, match="index 'absent' does not exist"):
                 hsbloom.Hyperspace(session).restore_index("absent")
