@@ -28,7 +28,7 @@ _CLASSES = {
     "index_permissions": "hsbloom.index.IndexPermissions",
     "global_filter": "hsbloom.index.GlobalFilter",
     "global_filter_ref": "hsbloom.index.GlobalFilterRef",
-    "layout": "hsbloom.index.Layout",
+    "layout": "hsbloom.format.Layout",
     "log_store": "hsbloom.log.LogStore",
     "sbbf": "hsbloom.sbbf.Sbbf",
     "settings": "hsbloom.conf.HsbloomConf",

@@ -6,9 +6,9 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitionDirectory}
 
 import hsbloom.catalog.Sources
+import hsbloom.format.FileKey
 import hsbloom.pruning.DelegatingFileIndex
 import hsbloom.shim.ClassicDataset
-import hsbloom.index.FileKey
 
 /**
  * What a build scans: every physical row of chosen files of a relation.

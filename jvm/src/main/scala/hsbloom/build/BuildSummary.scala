@@ -3,18 +3,10 @@ package hsbloom.build
 import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ObjectNode
 
+import hsbloom.format.{AdoptionSummary, ColumnSummary, NdvScope, Summary}
+
 /** One row of the file-level table, without its filter: what the summary needs. */
 final case class FileStats(fileId: Long, column: String, rows: Long, nulls: Long, ndv: Long, filterBytes: Long)
-
-/**
- * How a column's `ndv` was counted, as the log names it (`summary.columns.<c>.ndv_scope`): over the column, each
- * value once (a HyperLogLog estimate), or as the sum of the files' counts (a value in several files counted in each).
- */
-object NdvScope {
-  val Column = "column"
-  val Files = "files"
-  def name(ofColumn: Boolean): String = if (ofColumn) Column else Files
-}
 
 /** What the build counted for one indexed column. */
 final case class ColumnBuildSummary(
@@ -71,6 +63,20 @@ final case class BuildSummary(
     hashedWhy.toSeq.sortBy(_._1).foreach { case (reason, n) => why.put(reason, n) }
     mapper.writeValueAsString(root)
   }
+
+  /** The summary a log entry records of this whole build (create, full refresh), its filters built for `fileFpp`
+   *  and `sharedFpp`. */
+  def logSummary(fileFpp: Double, sharedFpp: Double): Summary = Summary(
+    numFiles = numFiles,
+    numRows = numRows,
+    indexBytes = indexBytes,
+    fileFpp = Some(fileFpp),
+    sharedFpp = Some(sharedFpp),
+    columns = columns.map { case (c, s) =>
+      c -> ColumnSummary(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, s.globalFilterBytes, Some(s.fileNdvSum),
+        Some(s.ndvOfColumn))
+    },
+    adoption = Some(AdoptionSummary(adoptedFiles, hashedWhy.map { case (k, v) => k -> v.toLong })))
 }
 
 object BuildSummary {

@@ -11,9 +11,10 @@ import org.apache.spark.util.SerializableConfiguration
 import com.fasterxml.jackson.databind.ObjectMapper
 
 import hsbloom.build.BuildPartitioner.{NumBuckets, bucketPartition}
-import hsbloom.index.{FileKey, IndexTables, SealedTable, ZoneTable}
-import hsbloom.shim.{ClassicDataset, FileRelation}
+import hsbloom.format.FileKey
+import hsbloom.index.{IndexTables, SealedTable, ZoneTable}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
+import hsbloom.shim.{ClassicDataset, FileRelation}
 
 /**
  * The distributed build of an index version: one scan of the indexed columns

@@ -4,7 +4,7 @@ import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.types.UTF8String
 
 import hsbloom.build.BuildPartitioner.{BucketChunk, BucketShift, NumBuckets}
-import hsbloom.index.FileKey
+import hsbloom.format.FileKey
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
 /** What every map task needs to know about the build; `fpp` is the file filters', `zoneFpp` the zones'. */

@@ -6,8 +6,8 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{coalesce, col, lit}
 
 import hsbloom.{HsbloomException, IndexInfo}
-import hsbloom.index.{IndexDamage, IndexTables, Layout}
-import hsbloom.log.{LogEntry, State}
+import hsbloom.format.{Layout, LogEntry, State}
+import hsbloom.index.{IndexDamage, IndexTables}
 import hsbloom.operations.{IndexContext, SystemPath}
 
 /**

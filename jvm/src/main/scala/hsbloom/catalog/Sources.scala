@@ -11,7 +11,7 @@ import org.apache.spark.sql.types._
 
 import hsbloom.HsbloomException
 import hsbloom.build.ListedFile
-import hsbloom.log.IndexSource
+import hsbloom.format.{IndexSource, ReadFacts, ReadOptions}
 import hsbloom.shim.{ClassicDataset, Delta, FileSources}
 
 /**
@@ -39,7 +39,7 @@ object Sources {
     "tinyint, smallint, int, bigint, float, double, string (binary collation), binary, date, timestamp, " +
       "timestamp_ntz, decimal"
 
-  private val acceptedFormats = hsbloom.index.Layout.SourceFormats.toSet
+  private val acceptedFormats = hsbloom.format.Layout.SourceFormats.toSet
 
   private val howToPass =
     "Pass the plain scan instead, e.g. spark.read.parquet(path), spark.read.format(\"delta\").load(path) " +
@@ -88,7 +88,7 @@ object Sources {
 
   private def readFacts(session: org.apache.spark.sql.SparkSession, relation: HadoopFsRelation, format: String,
       columns: Seq[String]): ReadFacts.Facts =
-    try ReadFacts.of(session, relation, format, columns)
+    try ScanFacts.of(session, relation, format, columns)
     catch { case e: UnsupportedOperationException => refused(e.getMessage) }
 
   /** The one relation under the accepted wrapper nodes, or a refusal naming the first other node. */

@@ -11,6 +11,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 
+import hsbloom.format.{Checksums, Layout}
 import hsbloom.sbbf.{Block, Sbbf, SbbfFormatException}
 
 /**

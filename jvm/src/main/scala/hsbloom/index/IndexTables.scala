@@ -7,6 +7,8 @@ import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
 
+import hsbloom.format.{Checksums, Layout}
+
 /**
  * The two Parquet tables of an index version (schemas in docs/design/build.md), and
  * the one place that writes and reads them. Everything that produces rows of

@@ -14,6 +14,7 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types.{LongType, StructType}
 
+import hsbloom.format.Layout
 import hsbloom.sbbf.Sbbf
 
 /**

@@ -11,6 +11,7 @@ import org.apache.parquet.hadoop.example.GroupReadSupport
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions.col
 
+import hsbloom.format.{FileKey, Layout}
 import hsbloom.sbbf.{Sbbf, SbbfFormatException}
 
 /**

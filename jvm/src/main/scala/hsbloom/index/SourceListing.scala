@@ -6,7 +6,7 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
-import hsbloom.log.HeldFile
+import hsbloom.format.{Checksums, HeldFile}
 
 /**
  * The source files an index version holds, read from its file tables. Every

@@ -4,6 +4,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.Row
 
+import hsbloom.format.Checksums
 import hsbloom.sbbf.Sbbf
 
 /**

@@ -10,6 +10,8 @@ import org.apache.spark.sql.catalyst.expressions.XXH64
 import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
 
+import hsbloom.format.{Checksums, FileKey, Layout}
+
 /**
  * The zone table of an index version with `granularity="row_group"`
  * (`<data>/zones/`, docs/design/zones.md): one row per source file, row

@@ -3,8 +3,8 @@ package hsbloom.operations
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.BFIndexConfig
-import hsbloom.build.{BuildInput, EncryptedColumns, BuildRequest, IndexBuild, JobDescription, ListedFile}
-import hsbloom.log.Summary
+import hsbloom.build.{BuildInput, BuildRequest, EncryptedColumns, IndexBuild, JobDescription, ListedFile}
+import hsbloom.format.Summary
 
 /**
  * The distributed build of one data directory (the work itself is `hsbloom.build.IndexBuild`): the request
@@ -42,6 +42,6 @@ object BuildData {
       sealing = EncryptedColumns.sealing(df, config.indexedColumns, files))
     val scan = BuildInput.of(df, Some(files.map(_.path)))
     val built = JobDescription.around(df.sparkSession.sparkContext, description)(IndexBuild.build(scan, request))
-    Summary.of(built, fileFpp, config.sharedFpp)
+    built.logSummary(fileFpp, config.sharedFpp)
   }
 }

@@ -5,8 +5,7 @@ import org.apache.spark.sql.DataFrame
 import hsbloom.{BFIndexConfig, HsbloomException}
 import hsbloom.build.{EncryptedColumns, ListedFile}
 import hsbloom.catalog.Sources
-import hsbloom.index.Layout
-import hsbloom.log.{LogEntry, State}
+import hsbloom.format.{Layout, LogEntry, State}
 
 /** create: the first version of an index, built from every file of its source. */
 object CreateIndex {

@@ -5,8 +5,8 @@ import org.apache.spark.sql.DataFrame
 import hsbloom.{HsbloomException, RefreshResult}
 import hsbloom.build.{EncryptedColumns, ListedFile}
 import hsbloom.conf.HsbloomConf
-import hsbloom.index.{Layout, SealedGlobal, SealedTable}
-import hsbloom.log.{AdoptionSummary, ColumnSummary, HeldFile, IndexSource, LogEntry, PendingChanges, State, Summary}
+import hsbloom.format.{AdoptionSummary, ColumnSummary, HeldFile, IndexSource, Layout, LogEntry, PendingChanges, State, Summary}
+import hsbloom.index.{SealedGlobal, SealedTable}
 import hsbloom.operations.{BuildData, DataVersions, IndexContext, JobGroup, Operation}
 import hsbloom.refresh.RefreshData.FileSums
 

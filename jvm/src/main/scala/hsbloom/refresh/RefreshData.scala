@@ -9,7 +9,8 @@ import org.apache.spark.sql.{DataFrame, Observation, Row, SparkSession}
 import org.apache.spark.sql.functions.{broadcast, coalesce, col, count, input_file_name, length, lit, sum, when}
 import org.apache.spark.sql.types.{LongType, StructType}
 
-import hsbloom.index.{FileKey, IndexTables}
+import hsbloom.format.FileKey
+import hsbloom.index.IndexTables
 import hsbloom.sbbf.Sbbf
 
 /**

@@ -8,8 +8,8 @@ import org.slf4j.LoggerFactory
 import hsbloom.{HsbloomException, RefreshResult}
 import hsbloom.build.ListedFile
 import hsbloom.catalog.Sources
-import hsbloom.index.{IndexDamage, Layout, SourceListing}
-import hsbloom.log.{HeldFile, LogEntry, State}
+import hsbloom.format.{HeldFile, Layout, LogEntry, State}
+import hsbloom.index.{IndexDamage, SourceListing}
 import hsbloom.operations.{CreateIndex, DataVersions, IndexContext, JobGroup, Operation, Recovery}
 
 /**

@@ -6,8 +6,7 @@ import org.slf4j.LoggerFactory
 
 import hsbloom.build.ListedFile
 import hsbloom.catalog.Sources
-import hsbloom.index.FileKey
-import hsbloom.log.{FileFingerprint, HeldFile, IndexSource, LogEntry, PendingChanges}
+import hsbloom.format.{FileFingerprint, FileKey, HeldFile, IndexSource, LogEntry, PendingChanges}
 
 /**
  * How a source differs from the files an index version holds: `appended` (new files, and new contents of changed

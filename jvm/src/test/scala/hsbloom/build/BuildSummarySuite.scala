@@ -30,7 +30,7 @@ class BuildSummarySuite extends AnyFunSuite {
     val hashedAll = Adoption.Outcome(Set.empty, Nil, Map("no native filter in every row group" -> 2))
     val column = BuildSummary.of(request, stats, Map.empty, Map("k" -> 4L), indexBytes = 64, hashedAll).columns.head._2
     assert((column.ndv, column.fileNdvSum, column.ndvOfColumn) == ((4L, 8L, true)))
-    val log = hsbloom.log.Summary.of(BuildSummary.of(request, stats, Map.empty, Map("k" -> 4L), 64, hashedAll), 0.01, 0.01)
+    val log = BuildSummary.of(request, stats, Map.empty, Map("k" -> 4L), 64, hashedAll).logSummary(0.01, 0.01)
     assert(log.column("k").get.filesPerKey.contains(2.0))
   }
 }

@@ -7,6 +7,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.Row
 import org.scalatest.funsuite.AnyFunSuite
 
+import hsbloom.format.Checksums
 import hsbloom.sbbf.Sbbf
 
 /**

@@ -7,7 +7,7 @@ import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnarBatchRow}
 import org.apache.spark.unsafe.types.UTF8String
 
 import hsbloom.build.{BuildRequest, ListedFile, MapSettings, MapSide, ScanInput}
-import hsbloom.index.FileKey
+import hsbloom.format.FileKey
 import hsbloom.sbbf.ParquetHash
 
 /**

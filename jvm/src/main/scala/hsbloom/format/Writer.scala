@@ -1,4 +1,4 @@
-package hsbloom.log
+package hsbloom.format
 
 import java.net.InetAddress
 import java.util.UUID

@@ -1,4 +1,4 @@
-package hsbloom.index
+package hsbloom.format
 
 import org.scalatest.funsuite.AnyFunSuite
 

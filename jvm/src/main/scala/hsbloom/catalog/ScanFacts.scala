@@ -7,26 +7,14 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.types._
 
+import hsbloom.format.ReadFacts
 import hsbloom.shim.Delta
 
 /**
- * Everything besides the files themselves that decides which values a scan
- * produces for an indexed column (docs/design/read-facts.md lists each with
- * its reason). The index records these facts when it is built; a relation is
- * covered only when the facts Spark would read it with now are the same, so a
- * filter is never probed with values that were hashed from other bytes.
- *
- * A fact is a (key, value) string pair, so the log stores it as data and a
- * difference can be named to the user. The keys present depend on the format
- * and the indexed types: a setting that cannot change an indexed column's
- * values is not recorded, so changing it does not stop pruning.
+ * The read facts (`ReadFacts`, docs/design/read-facts.md) of a scan of a relation in the session's current
+ * settings: which settings apply to its format and indexed columns, and their values now.
  */
-object ReadFacts {
-  type Facts = Map[String, String]
-
-  /** What a fact's value is when the thing it describes is not there (a column the relation lacks). */
-  val Absent = "(absent)"
-
+object ScanFacts {
   private val CaseSensitive = "spark.sql.caseSensitive"
   private val TimeZone = "spark.sql.session.timeZone"
   private val Int96Conversion = "spark.sql.parquet.int96TimestampConversion"
@@ -41,8 +29,8 @@ object ReadFacts {
   private final case class Scope(session: SparkSession, format: String, types: Seq[DataType],
       partitionTypes: Seq[DataType], fieldIds: Boolean) {
     def has(p: DataType => Boolean): Boolean = types.exists(p)
-    def parquetLike: Boolean = ReadFacts.parquetLike.contains(format)
-    def textual: Boolean = ReadFacts.textual.contains(format)
+    def parquetLike: Boolean = ScanFacts.parquetLike.contains(format)
+    def textual: Boolean = ScanFacts.textual.contains(format)
   }
 
   private def isDatetime(t: DataType): Boolean = t == DateType || t == TimestampType || t == TimestampNTZType
@@ -76,7 +64,7 @@ object ReadFacts {
    * The facts of a scan of `relation` (of format `format`, as the index log names it) for the index
    * columns `columns`, in the session's current settings.
    */
-  def of(session: SparkSession, relation: HadoopFsRelation, format: String, columns: Seq[String]): Facts = {
+  def of(session: SparkSession, relation: HadoopFsRelation, format: String, columns: Seq[String]): ReadFacts.Facts = {
     val resolver = session.sessionState.conf.resolver
     val partitionNames = relation.partitionSchema.fieldNames.toSet
     val fields = (relation.dataSchema.fields ++ relation.partitionSchema.fields).toSeq
@@ -92,7 +80,7 @@ object ReadFacts {
         case Seq(f) =>
           val mapping = deltaMapping.flatMap(_.physical.get(f.name)).map(" " + _).getOrElse("")
           s"name=${f.name} type=${f.dataType.catalogString} partition=${partitionNames.contains(f.name)}$mapping"
-        case Seq() => Absent
+        case Seq() => ReadFacts.Absent
         case many => s"ambiguous: ${many.map(_.name).mkString(", ")}"
       }
       s"column.$c" -> value
@@ -103,34 +91,6 @@ object ReadFacts {
     val mappingFact = deltaMapping.map(m => "delta.columnMapping.mode" -> m.mode).toSeq
     val settingFacts = settings.collect { case (key, applies) if applies(scope) => key -> setting(session, key) }
     (columnFacts ++ schemaFact ++ mappingFact ++ settingFacts).toMap
-  }
-
-  /**
-   * As `difference`, for a relation that lacks some indexed columns while the index recorded them: Delta's
-   * DML commands scan their target through a relation without the columns they do not need. Those columns
-   * are not probed, so their own facts, and the settings that only their types make recorded, are not
-   * compared; every fact of the columns the relation has still is, and any fact it has that the index lacks.
-   */
-  def differenceWhereRead(recorded: Facts, current: Facts): Option[String] = {
-    val lacking = current.collect { case (key, Absent) if key.startsWith("column.") => key }.toSet
-    if (lacking.isEmpty) return difference(recorded, current)
-    val comparable = recorded.filter { case (key, _) =>
-      !lacking.contains(key) && (key.startsWith("column.") || current.contains(key))
-    }
-    difference(comparable, current -- lacking)
-  }
-
-  /**
-   * Why a relation with facts `current` is not read as the index recorded (`recorded`), naming the first
-   * fact that differs; None when they are the same.
-   */
-  def difference(recorded: Facts, current: Facts): Option[String] = {
-    (recorded.keySet ++ current.keySet).toSeq.sorted.collectFirst {
-      case key if recorded.get(key) != current.get(key) =>
-        def shown(v: Option[String]) = v.map(x => s"'$x'").getOrElse("(not recorded)")
-        s"$key differs: the index was built with ${shown(recorded.get(key))}, this scan reads with " +
-          shown(current.get(key))
-    }
   }
 
   private def describe(schema: StructType): String = schema.fields.map { f =>

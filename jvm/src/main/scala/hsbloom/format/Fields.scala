@@ -1,4 +1,4 @@
-package hsbloom.log
+package hsbloom.format
 
 import scala.jdk.CollectionConverters._
 
@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode
  * Typed reads of one JSON object of a log entry, each checked before it is returned (`LogJson.parse`): a wrong
  * type or a value out of range throws IllegalArgumentException naming the field (`where.name`) and what it must be.
  */
-private[log] final class Fields(node: JsonNode, where: String) {
+private[format] final class Fields(node: JsonNode, where: String) {
   if (node == null || !node.isObject) Fields.bad(where, node, "a JSON object")
   private def at(name: String): String = if (where == "the entry") name else s"$where.$name"
 
@@ -36,7 +36,7 @@ private[log] final class Fields(node: JsonNode, where: String) {
   }.getOrElse(Nil)
 }
 
-private[log] object Fields {
+private[format] object Fields {
   def bad(what: String, node: JsonNode, must: String): Nothing =
     throw new IllegalArgumentException(s"$what must be $must, got ${LogJson.shown(node)}")
 

@@ -1,6 +1,4 @@
-package hsbloom.log
-
-import hsbloom.build.BuildSummary
+package hsbloom.format
 
 /**
  * What the build counted for one indexed column (`summary.columns.<c>` of an entry). `fileNdvSum`: each file's
@@ -42,19 +40,4 @@ final case class Summary(
     /** Files deleted since the global filters were built whole: their values are still in them. */
     globalFilterDeletedFiles: Long = 0) {
   def column(name: String): Option[ColumnSummary] = columns.collectFirst { case (`name`, c) => c }
-}
-
-object Summary {
-  /** The summary of a whole build (create, full refresh) whose filters were built for `fileFpp` and `sharedFpp`. */
-  def of(built: BuildSummary, fileFpp: Double, sharedFpp: Double): Summary = Summary(
-    numFiles = built.numFiles,
-    numRows = built.numRows,
-    indexBytes = built.indexBytes,
-    fileFpp = Some(fileFpp),
-    sharedFpp = Some(sharedFpp),
-    columns = built.columns.map { case (c, s) =>
-      c -> ColumnSummary(s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, s.globalFilterBytes, Some(s.fileNdvSum),
-        Some(s.ndvOfColumn))
-    },
-    adoption = Some(AdoptionSummary(built.adoptedFiles, built.hashedWhy.map { case (k, v) => k -> v.toLong })))
 }

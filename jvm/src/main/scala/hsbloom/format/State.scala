@@ -1,6 +1,4 @@
-package hsbloom.log
-
-import hsbloom.index.Layout
+package hsbloom.format
 
 /**
  * The state a log entry records. Stable states end an operation (the latest stable entry describes the index);

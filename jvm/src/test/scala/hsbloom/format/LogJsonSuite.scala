@@ -1,4 +1,4 @@
-package hsbloom.log
+package hsbloom.format
 
 import scala.jdk.CollectionConverters._
 
@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.BFIndexConfig
-import hsbloom.catalog.ReadOptions
+import hsbloom.log.IndexLog
 
 /** The log entry format: what `LogJson` writes, reads back, and refuses (docs/design/log.md). */
 class LogJsonSuite extends AnyFunSuite {

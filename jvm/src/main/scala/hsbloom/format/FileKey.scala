@@ -1,4 +1,4 @@
-package hsbloom.index
+package hsbloom.format
 
 import java.net.URI
 
@@ -43,7 +43,7 @@ object FileKey {
    * surrogate; an authority of letters, digits and `.-_:@` only. Null for
    * any other spelling.
    */
-  private[index] def plainKey(path: String): String = {
+  private[format] def plainKey(path: String): String = {
     val colon = path.indexOf(':')
     if (colon <= 0 || !asciiLetter(path.charAt(0))) return null
     var i = 1

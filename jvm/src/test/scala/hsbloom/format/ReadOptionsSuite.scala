@@ -1,4 +1,4 @@
-package hsbloom.catalog
+package hsbloom.format
 
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.internal.SQLConf

@@ -1,4 +1,4 @@
-package hsbloom.log
+package hsbloom.format
 
 import hsbloom.{BFIndexConfig, BuildInfo}
 

@@ -1,4 +1,4 @@
-package hsbloom.log
+package hsbloom.format
 
 import scala.jdk.CollectionConverters._
 
@@ -6,9 +6,6 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.ObjectNode
 
 import hsbloom.{BFIndexConfig, HsbloomException}
-import hsbloom.build.NdvScope
-import hsbloom.catalog.ReadOptions
-import hsbloom.index.Layout
 
 /**
  * The one reader and writer of log entries (docs/design/log.md has the format). An entry is input, not trusted
@@ -223,5 +220,5 @@ object LogJson {
     appended = p.objs("appended").map(f => FileFingerprint(f.text("path"), f.long("size"), f.long("mtime"))),
     deletedFileIds = p.longs("deleted_file_ids", Layout.MaxFileId))
 
-  private[log] def shown(node: JsonNode): String = Option(node).map(_.toString).getOrElse("nothing").take(60)
+  private[format] def shown(node: JsonNode): String = Option(node).map(_.toString).getOrElse("nothing").take(60)
 }

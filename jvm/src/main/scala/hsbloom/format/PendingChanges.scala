@@ -1,4 +1,4 @@
-package hsbloom.log
+package hsbloom.format
 
 /** A source file by its fingerprint: path as listed, size in bytes, modification time in ms. */
 final case class FileFingerprint(path: String, size: Long, mtime: Long)

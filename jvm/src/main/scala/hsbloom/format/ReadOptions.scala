@@ -1,4 +1,4 @@
-package hsbloom.catalog
+package hsbloom.format
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.security.SecureRandom

@@ -1,6 +1,4 @@
-package hsbloom.log
-
-import hsbloom.catalog.{ReadFacts, ReadOptions}
+package hsbloom.format
 
 /**
  * What an index is built from, as its log records it: the format, where, how it is read, and what besides the
