@@ -135,7 +135,7 @@ def held_files(spark: Any, data_paths: list[str], dropped: tuple[int, ...] = ())
     paths = convert.asScala(list(data_paths)).toSeq()
     ids = convert.asScala([jvm.java.lang.Long(i) for i in dropped]).toSet()
     answer = jvm.hsbloom.index.SourceListing.held(paths, ids, jar.hadoop_conf(spark))
-    files = [HeldFile(int(f.id()), f.path(), int(f.size()), int(f.mtime())) for f in convert.asJava(answer._1())]
+    files = [HeldFile(int(f.fileId()), f.path(), int(f.size()), int(f.mtime())) for f in convert.asJava(answer._1())]
     return files, int(answer._2())
 
 

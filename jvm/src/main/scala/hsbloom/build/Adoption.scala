@@ -11,6 +11,7 @@ import org.apache.spark.sql.types.DataType
 import org.apache.spark.util.SerializableConfiguration
 
 import hsbloom.conf.HsbloomConf
+import hsbloom.format.SourceFile
 import hsbloom.index.{IndexTables, ZoneTable}
 import hsbloom.shim.{Delta, FileRelation}
 
@@ -143,8 +144,8 @@ object Adoption {
    * `read` over all of `files`, in parts: one part on the driver for up to `OnDriverMaxFiles` files, else one part
    * per task of one job of a task per core; the parts' results in order. `read` runs with `conf`.
    */
-  def inParts[T: ClassTag](spark: SparkSession, files: Seq[ListedFile], conf: Configuration)(
-      read: (Iterator[ListedFile], Configuration) => T): Seq[T] = {
+  def inParts[T: ClassTag](spark: SparkSession, files: Seq[SourceFile], conf: Configuration)(
+      read: (Iterator[SourceFile], Configuration) => T): Seq[T] = {
     if (files.size <= OnDriverMaxFiles) return Seq(read(files.iterator, conf))
     val sc = spark.sparkContext
     val shared = sc.broadcast(new SerializableConfiguration(conf))

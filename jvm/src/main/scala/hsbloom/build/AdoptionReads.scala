@@ -6,6 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types.DataType
 
+import hsbloom.format.SourceFile
 import hsbloom.index.{IndexTables, ZoneTable}
 
 /**
@@ -21,7 +22,7 @@ final class AdoptionReads(columns: Seq[String], physical: Seq[String], types: Se
     zoneFpp: Option[Double], weakFileFilters: Boolean, buffered: Long, dataPath: String) extends Serializable {
   import AdoptionReads._
 
-  def apply(files: Iterator[ListedFile], conf: Configuration): Part = {
+  def apply(files: Iterator[SourceFile], conf: Configuration): Part = {
     val hashed = ArrayBuffer[(Long, String)]()
     val adopted = ArrayBuffer[Long]()
     val stats = ArrayBuffer[FileStats]()
@@ -29,7 +30,7 @@ final class AdoptionReads(columns: Seq[String], physical: Seq[String], types: Se
     val zoneRows = ArrayBuffer[Row]()
     // Files' filters are stored in batches, so filters of one size from several files share a group in blocks/
     // (one read per group at planning) while a task holds at most about BatchBytes of them.
-    val batch = ArrayBuffer[(ListedFile, AdoptedFile)]()
+    val batch = ArrayBuffer[(SourceFile, AdoptedFile)]()
     var batchBytes = 0L
     def store(): Unit = if (batch.nonEmpty) {
       val rows = for ((file, a) <- batch; (c, col) <- columns.zip(a.columns)) yield {

@@ -7,6 +7,7 @@ import scala.reflect.ClassTag
 
 import org.apache.spark.serializer.{DeserializationStream, SerializationStream, Serializer, SerializerInstance}
 
+import hsbloom.format.SourceFile
 import hsbloom.shim.JarObjectInput
 
 
@@ -109,7 +110,7 @@ object BuildRecordSerializer {
         case FileResultTag =>
           val fileId = in.readLong()
           val path = new String(bytes(in.readInt()), java.nio.charset.StandardCharsets.UTF_8)
-          val file = ListedFile(fileId, path, in.readLong(), in.readLong())
+          val file = SourceFile(fileId, path, in.readLong(), in.readLong())
           val (rows, nulls, ndv) = (in.readLong(), in.readLong(), in.readLong())
           FileResult(file, rows, nulls, ndv, bytes(in.readInt()))
         case OtherPayloadTag =>

@@ -4,13 +4,12 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
-/** One source file as the relation's file index lists it. */
-final case class ListedFile(fileId: Long, path: String, size: Long, mtime: Long)
+import hsbloom.format.SourceFile
 
 /** What to build: made by `BuildData`, or read from JSON (`fromJson`) by `IndexBuild.run`, which tests drive. */
 final case class BuildRequest(
     columns: Seq[String],
-    files: Seq[ListedFile],
+    files: Seq[SourceFile],
     expectedNumItems: Option[Long],
     /** The file filters' false-positive probability. */
     fpp: Double,
@@ -53,7 +52,7 @@ object BuildRequest {
       Option(root.get(name)).getOrElse(throw new IllegalArgumentException(s"build request lacks '$name'"))
     val files = (0 until field("files").size).map { i =>
       val f = field("files").get(i)
-      ListedFile(f.get("file_id").asLong, f.get("path").asText, f.get("size").asLong, f.get("mtime").asLong)
+      SourceFile(f.get("file_id").asLong, f.get("path").asText, f.get("size").asLong, f.get("mtime").asLong)
     }
     val expected = field("expected_num_items")
     BuildRequest(

@@ -12,6 +12,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 
 import hsbloom.HsbloomException
 import hsbloom.conf.HsbloomConf
+import hsbloom.format.SourceFile
 import hsbloom.shim.FileRelation
 
 /**
@@ -51,7 +52,7 @@ object EncryptedColumns {
    * it can. Reads the files' footers only when the read has a crypto factory (otherwise nothing encrypted can
    * be read, and a build over it fails in its scan).
    */
-  def refusal(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Option[String] =
+  def refusal(df: DataFrame, columns: Seq[String], files: Seq[SourceFile]): Option[String] =
     check(df, columns, files).left.toOption
 
   /**
@@ -59,7 +60,7 @@ object EncryptedColumns {
    * encryption on), which hides the source's schema and counts from readers without keys (the log then keeps
    * only the indexed columns of the schema: `IndexSource.hidingSchema`).
    */
-  def check(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Either[String, Boolean] = {
+  def check(df: DataFrame, columns: Seq[String], files: Seq[SourceFile]): Either[String, Boolean] = {
     val mode = try HsbloomConf.IndexEncryption.get(df.sparkSession) catch { // read first: a bad value always fails
       case e: IllegalArgumentException => throw HsbloomException.invalidConfig(e.getMessage)
     }
@@ -80,14 +81,14 @@ object EncryptedColumns {
    * `indexed` encrypted, from the keys their footers name (`EncryptionKeys`); Right (whether the footers are
    * encrypted) when nothing indexed is encrypted, or when the keys agree (the build then seals: `Sealing`).
    */
-  private def keysRefusal(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[ListedFile],
+  private def keysRefusal(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[SourceFile],
       conf: Configuration): Either[String, Boolean] =
     indexKeys(df, indexed, files, conf).map(keys => keys.footerEncrypted)
 
   private val Setting = s"${HsbloomConf.IndexEncryption.key}=${HsbloomConf.EncryptionColumns}"
 
   /** The keys of `files` for `indexed` (`EncryptionKeys.agree`); Left why they cannot be used. */
-  private def indexKeys(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[ListedFile],
+  private def indexKeys(df: DataFrame, indexed: Seq[(String, Option[String])], files: Seq[SourceFile],
       conf: Configuration): Either[String, EncryptionKeys.IndexKeys] = {
     val factory = EncryptionKeys.checkFactory(conf)
     factory.left.foreach(why => return Left(s"index encryption ($Setting) cannot be used: $why"))
@@ -115,7 +116,7 @@ object EncryptedColumns {
    * is encrypted (or encryption is off, or the read has no crypto factory). Reads the footers again: `refusal`
    * passed them before the operation began.
    */
-  def sealing(df: DataFrame, columns: Seq[String], files: Seq[ListedFile]): Option[Sealing] = {
+  def sealing(df: DataFrame, columns: Seq[String], files: Seq[SourceFile]): Option[Sealing] = {
     if (files.isEmpty || HsbloomConf.IndexEncryption.get(df.sparkSession) != HsbloomConf.EncryptionColumns) return None
     val conf = readConf(df).filter(_.getTrimmed(CryptoFactory, "").nonEmpty).getOrElse(return None)
     val stored = Adoption.physicalNames(df, columns).fold(_ => columns.map(_ => None), _.map(Some(_)))
@@ -133,7 +134,7 @@ object EncryptedColumns {
     df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs.options }.getOrElse(Map.empty)
 
   /** The keys of `file`'s footer (an encrypted one decrypted with `conf`'s keys); Left why not. */
-  private def keysOf(file: ListedFile, conf: Configuration): Either[String, EncryptionKeys.FileKeys] = {
+  private def keysOf(file: SourceFile, conf: Configuration): Either[String, EncryptionKeys.FileKeys] = {
     val path = new Path(file.path)
     val opened = try ParquetTail.open(path, conf, file.size, encrypted = true) catch {
       case NonFatal(e) => return Left(s"it cannot be read (${e.getMessage})")
@@ -145,7 +146,7 @@ object EncryptedColumns {
    * Why `file` cannot be indexed on `columns` (each with its name in the Parquet files; None when unknown), as
    * the user reads it; None when it can. A file that cannot be read at all is not refused here: the build fails on it.
    */
-  def refusal(file: ListedFile, columns: Seq[(String, Option[String])], conf: Configuration): Option[String] = {
+  def refusal(file: SourceFile, columns: Seq[(String, Option[String])], conf: Configuration): Option[String] = {
     val path = new Path(file.path)
     val footerHidden = footerRefused(columns.map(_._1), file.path, _)
     val opened = try ParquetTail.open(path, conf, file.size) catch { case NonFatal(_) => return None }

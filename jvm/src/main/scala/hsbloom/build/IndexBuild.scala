@@ -11,7 +11,7 @@ import org.apache.spark.util.SerializableConfiguration
 import com.fasterxml.jackson.databind.ObjectMapper
 
 import hsbloom.build.BuildPartitioner.{NumBuckets, bucketPartition}
-import hsbloom.format.FileKey
+import hsbloom.format.{FileKey, SourceFile}
 import hsbloom.index.{IndexTables, SealedTable, ZoneTable}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 import hsbloom.shim.{ClassicDataset, FileRelation}
@@ -124,7 +124,7 @@ object IndexBuild {
    * column the distinct count over the scanned files (every map task's HyperLogLog, merged on the driver).
    */
   private def scanAndWrite(df: DataFrame, request: BuildRequest, columnTypes: Seq[DataType],
-      hashedFiles: Seq[ListedFile], adoption: Adoption.Outcome)
+      hashedFiles: Seq[SourceFile], adoption: Adoption.Outcome)
       : (Seq[FileStats], Map[String, (Long, Long)], Map[String, Long], Option[DataFrame]) = {
     val spark = df.sparkSession
     val sc = spark.sparkContext

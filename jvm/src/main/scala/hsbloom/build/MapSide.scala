@@ -4,7 +4,7 @@ import org.apache.spark.sql.types.DataType
 import org.apache.spark.unsafe.types.UTF8String
 
 import hsbloom.build.BuildPartitioner.{BucketChunk, BucketShift, NumBuckets}
-import hsbloom.format.FileKey
+import hsbloom.format.{FileKey, SourceFile}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
 /** What every map task needs to know about the build; `fpp` is the file filters', `zoneFpp` the zones'. */
@@ -22,7 +22,7 @@ final case class MapSettings(columnTypes: Array[DataType], expectedNumItems: Opt
 final class MapSide(
     chunks: Iterator[ScanInput.Chunk],
     settings: MapSettings,
-    listing: Map[String, ListedFile],
+    listing: Map[String, SourceFile],
     zones: Option[ZoneTracker] = None,
     sketches: Option[DistinctSketches] = None) extends Iterator[(BuildKey, Payload)] {
   import MapSide.LargeFileNdv
@@ -39,7 +39,7 @@ final class MapSide(
   private val fileNulls = new Array[Long](numColumns)
   private var fileRows = 0L
   private var currentName: UTF8String = null
-  private var current: ListedFile = null
+  private var current: SourceFile = null
   private var currentWhole = false
   private var finished = false
 

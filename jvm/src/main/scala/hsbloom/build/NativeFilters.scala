@@ -11,6 +11,7 @@ import org.apache.parquet.format.Util
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, FileMetaData}
 import org.apache.spark.sql.types.DataType
 
+import hsbloom.format.SourceFile
 import hsbloom.sbbf.{Sbbf, SbbfFormatException, SbbfUnion}
 
 /** A column's file (or zone) filter taken from the file's own filters, with the counts from its footer. */
@@ -44,7 +45,7 @@ object NativeFilters {
    * footer is read once (`ParquetTail`), each filter with one ranged read, one column's filters combined as
    * they are read (so one row group's native filter is held at a time).
    */
-  def read(file: ListedFile, names: Seq[String], types: Seq[DataType], fpp: Double, zoneFpp: Option[Double],
+  def read(file: SourceFile, names: Seq[String], types: Seq[DataType], fpp: Double, zoneFpp: Option[Double],
       weakFileFilters: Boolean, buffered: Long, conf: Configuration): Either[String, AdoptedFile] = try {
     val path = new Path(file.path)
     val tail = ParquetTail.open(path, conf, file.size).fold(why => return Left(why), identity)
@@ -102,7 +103,7 @@ object NativeFilters {
    * Whether `file` carries a native filter of each column of `names` (physical names) in every row group,
    * judged from its footer alone: what a build that cannot adopt says about its source.
    */
-  def carried(file: ListedFile, names: Seq[String], conf: Configuration): Boolean = try {
+  def carried(file: SourceFile, names: Seq[String], conf: Configuration): Boolean = try {
     val path = new Path(file.path)
     ParquetTail.open(path, conf, file.size).toOption.exists { tail =>
       try {

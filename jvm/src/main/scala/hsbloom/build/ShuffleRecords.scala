@@ -2,6 +2,7 @@ package hsbloom.build
 
 import org.apache.spark.Partitioner
 
+import hsbloom.format.SourceFile
 import hsbloom.sbbf.Sbbf
 
 // The records of the build's one shuffle: file keys go to the file partitions,
@@ -18,12 +19,12 @@ final case class ZoneKey(fileId: Long, rowGroup: Int, column: Int) extends Build
 
 sealed trait Payload extends Serializable
 /** A whole file's column: final. */
-final case class FileResult(file: ListedFile, rows: Long, nulls: Long, ndv: Long, filter: Array[Byte]) extends Payload
+final case class FileResult(file: SourceFile, rows: Long, nulls: Long, ndv: Long, filter: Array[Byte]) extends Payload
 /** Part of a file read by several tasks: raw hashes, or a filter at a fixed large size. */
-final case class FilePart(file: ListedFile, rows: Long, nulls: Long, hashes: Array[Long], filter: Option[Sbbf])
+final case class FilePart(file: SourceFile, rows: Long, nulls: Long, hashes: Array[Long], filter: Option[Sbbf])
   extends Payload
 /** A zone's column: final (a row group is always read whole by one task). */
-final case class ZoneResult(file: ListedFile, rowGroup: Int, rowGroups: Int, start: Long, length: Long, rows: Long,
+final case class ZoneResult(file: SourceFile, rowGroup: Int, rowGroups: Int, start: Long, length: Long, rows: Long,
     nulls: Long, ndv: Long, filter: Array[Byte]) extends Payload
 /** Hashes of one column that fall in one bucket. */
 final case class BucketHashes(hashes: Array[Long]) extends Payload

@@ -5,6 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
+import hsbloom.format.SourceFile
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
 /**
@@ -27,7 +28,7 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
   /** The current row group's filter per column, sized for its row count (known from the footer), folded at its end. */
   private val filters = new Array[Sbbf](numColumns)
   private val nulls = new Array[Long](numColumns)
-  private var file: ListedFile = null
+  private var file: SourceFile = null
   private var blockStart = -1L
   private var rowGroups = 0
   private var groups: IndexedSeq[RowGroups.Group] = IndexedSeq.empty
@@ -37,7 +38,7 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
   private val done = ArrayBuffer[(ZoneKey, ZoneResult)]()
 
   /** Called for every chunk before its rows are added: starts a new block when the chunk is from another one. */
-  def enter(listed: ListedFile, start: Long, length: Long, out: java.util.ArrayDeque[(BuildKey, Payload)]): Unit = {
+  def enter(listed: SourceFile, start: Long, length: Long, out: java.util.ArrayDeque[(BuildKey, Payload)]): Unit = {
     if (file != null && file.fileId == listed.fileId && blockStart == start) return
     leave(out)
     file = listed

@@ -23,7 +23,7 @@ final case class IndexSource(
     /** The schema given to the reader, as JSON, which a refresh must read with too. */
     userSchema: Option[String],
     /** The files an entry of data layout 3 or older listed (with their ids); empty since layout 4. */
-    legacyFiles: Seq[HeldFile] = Nil,
+    legacyFiles: Seq[SourceFile] = Nil,
     /**
      * The source's files have encrypted footers, which hide its schema from readers without keys: `schema` keeps
      * only the indexed columns (`hidingSchema`; docs/design/encryption.md#the-log-of-an-encrypted-footer-source).
@@ -47,9 +47,4 @@ final case class IndexSource(
         def shown(v: Option[String]) = v.map(x => s"'$x'").getOrElse("None")
         s"$key was ${shown(readFacts.get(key))} when the index was built and is ${shown(current.readFacts.get(key))} now"
     }
-}
-
-/** A source file as a version holds it: its id in the version's tables and its fingerprint. */
-final case class HeldFile(id: Long, path: String, size: Long, mtime: Long) {
-  def fingerprint: FileFingerprint = FileFingerprint(path, size, mtime)
 }

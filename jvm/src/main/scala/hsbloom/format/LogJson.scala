@@ -179,7 +179,7 @@ object LogJson {
       userSchema = s.optionalText("user_schema"),
       schemaHidden = s.optional("schema_hidden").exists(Fields.boolean(_, "source.schema_hidden")),
       legacyFiles = s.objs("files").map(f =>
-        HeldFile(f.long("id", Layout.MaxFileId), f.text("path"), f.long("size"), f.long("mtime"))))
+        SourceFile(f.long("id", Layout.MaxFileId), f.text("path"), f.long("size"), f.long("mtime"))))
   }
 
   /** `legacyFiles`: the number of files an older entry lists, its file count when the summary has none. */

@@ -3,8 +3,8 @@ package hsbloom.operations
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.BFIndexConfig
-import hsbloom.build.{BuildInput, BuildRequest, EncryptedColumns, IndexBuild, JobDescription, ListedFile}
-import hsbloom.format.Summary
+import hsbloom.build.{BuildInput, BuildRequest, EncryptedColumns, IndexBuild, JobDescription}
+import hsbloom.format.{SourceFile, Summary}
 
 /**
  * The distributed build of one data directory (the work itself is `hsbloom.build.IndexBuild`): the request
@@ -23,7 +23,7 @@ object BuildData {
    * files of the version the directory belongs to), the global filters and zones at `config.sharedFpp`, the
    * global filters at `globalFilterBlocks` blocks where given (so a refresh can OR them with earlier ones).
    */
-  def apply(df: DataFrame, files: Seq[ListedFile], config: BFIndexConfig, versionFiles: Long, dataPath: String,
+  def apply(df: DataFrame, files: Seq[SourceFile], config: BFIndexConfig, versionFiles: Long, dataPath: String,
       description: String, globalFilterBlocks: Map[String, Int] = Map.empty): Summary = {
     val fileFpp = config.fileFpp(versionFiles)
     val request = BuildRequest(

@@ -4,18 +4,19 @@ import java.io.{ByteArrayInputStream, ByteArrayOutputStream, EOFException}
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import hsbloom.format.SourceFile
 import hsbloom.sbbf.Sbbf
 
 class BuildRecordSerializerSuite extends AnyFunSuite {
   test("every record of the build's shuffle reads back as it was written, in order") {
-    val file = ListedFile(7, "file:/tmp/a b/ü.parquet", 1234, 5678)
+    val file = SourceFile(7, "file:/tmp/a b/ü.parquet", 1234, 5678)
     val filter = Sbbf.forNdv(1000, 0.01)
     (0 until 1000).foreach(i => filter.insertHash(i * 0x9E3779B97F4A7C15L))
     val sketch = new HyperLogLog()
     sketch.update(42L)
     val records: Seq[(BuildKey, Payload)] = Seq(
       FileColumnKey(7, 1) -> FileResult(file, 10, 2, 8, filter.toBytes),
-      FileColumnKey(8, 0) -> FileResult(ListedFile(8, "", 0, 0), 0, 0, 0, Array.emptyByteArray),
+      FileColumnKey(8, 0) -> FileResult(SourceFile(8, "", 0, 0), 0, 0, 0, Array.emptyByteArray),
       FileColumnKey(9, 0) -> FilePart(file, 3, 1, Array(1L, -2L), Some(filter)),
       BucketKey(1, 63) -> BucketHashes(Array(Long.MinValue, 0L, Long.MaxValue)),
       SketchKey(2) -> Sketches(Array(sketch)),

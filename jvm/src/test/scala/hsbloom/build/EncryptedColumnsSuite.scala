@@ -16,6 +16,8 @@ import org.apache.parquet.schema.MessageTypeParser
 import org.apache.spark.sql.types.{DataType, LongType, StringType}
 import org.scalatest.funsuite.AnyFunSuite
 
+import hsbloom.format.SourceFile
+
 /**
  * What the build sees of files written with Parquet modular encryption (parquet-java's
  * PropertiesDrivenCryptoFactory, keys from the test KMS client): which are refused (`EncryptedColumns`), and that
@@ -37,7 +39,7 @@ class EncryptedColumnsSuite extends AnyFunSuite {
   private val types: Seq[DataType] = Seq(LongType, StringType)
 
   /** A file of 100 people with native Bloom filters on both columns; `encryption`: ssn under k1, the footer under k2. */
-  private def people(encryption: Option[String], ssnKey: String = "k1", internalKeys: Boolean = true): ListedFile = {
+  private def people(encryption: Option[String], ssnKey: String = "k1", internalKeys: Boolean = true): SourceFile = {
     val conf = new Configuration(keyed)
     conf.setBoolean("parquet.encryption.key.material.store.internally", internalKeys)
     encryption.foreach { footer =>
@@ -51,18 +53,18 @@ class EncryptedColumnsSuite extends AnyFunSuite {
     val rows = new SimpleGroupFactory(schema)
     try (0 until 100).foreach(i => writer.write(rows.newGroup().append("id", i.toLong).append("ssn", f"${i * 7919}%09d")))
     finally writer.close()
-    ListedFile(0, path.toString, path.getFileSystem(conf).getFileStatus(path).getLen, 0L)
+    SourceFile(0, path.toString, path.getFileSystem(conf).getFileStatus(path).getLen, 0L)
   }
 
   private lazy val plain = people(None)
   private lazy val plaintextFooter = people(Some("plaintext"))
   private lazy val encryptedFooter = people(Some("encrypted"))
 
-  private def adopted(file: ListedFile, column: String): Either[String, AdoptedFile] =
+  private def adopted(file: SourceFile, column: String): Either[String, AdoptedFile] =
     NativeFilters.read(file, Seq(column), Seq(types(schema.getFieldIndex(column))), 0.01, None, weakFileFilters = false,
       1L << 22, keyed)
 
-  private def refusal(file: ListedFile, column: String, stored: Option[String]): Option[String] =
+  private def refusal(file: SourceFile, column: String, stored: Option[String]): Option[String] =
     EncryptedColumns.refusal(file, Seq(column -> stored), keyed)
 
   test("a plain file is neither refused nor kept from adopting its filters") {
@@ -99,7 +101,7 @@ class EncryptedColumnsSuite extends AnyFunSuite {
   }
 
   /** The keys `file`'s footer names (`EncryptionKeys`), read with the keys of the session. */
-  private def keysOf(file: ListedFile): Either[String, EncryptionKeys.FileKeys] = {
+  private def keysOf(file: SourceFile): Either[String, EncryptionKeys.FileKeys] = {
     val path = new Path(file.path)
     val tail = ParquetTail.open(path, keyed, file.size, encrypted = true).toOption.get
     try EncryptionKeys.ofFooter(tail.footer, tail.encryptedFooter, path, keyed) finally tail.close()

@@ -64,7 +64,7 @@ class LogJsonSuite extends AnyFunSuite {
       .put("id", 1).put("path", "file:/b.parquet").put("size", 20).put("mtime", 2000)
     older.get("summary").asInstanceOf[ObjectNode].remove("num_files")
     val parsed = LogJson.parse(older.toString)
-    assert(parsed.source.get.legacyFiles == Seq(HeldFile(1, "file:/b.parquet", 20, 2000)))
+    assert(parsed.source.get.legacyFiles == Seq(SourceFile(1, "file:/b.parquet", 20, 2000)))
     assert(parsed.summary.get.numFiles == 1)
     assert(!LogJson.write(parsed).contains("\"files\""))
   }
