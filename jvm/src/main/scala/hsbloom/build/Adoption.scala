@@ -11,7 +11,7 @@ import org.apache.spark.sql.types.DataType
 import org.apache.spark.util.SerializableConfiguration
 
 import hsbloom.conf.HsbloomConf
-import hsbloom.format.SourceFile
+import hsbloom.format.{SourceFile, TableSchemas}
 import hsbloom.index.{IndexTables, ZoneTable}
 import hsbloom.shim.{Delta, FileRelation}
 
@@ -36,11 +36,11 @@ object Adoption {
       fileRows: Seq[Row] = Nil, zoneRows: Seq[Row] = Nil) {
     /** The adopted files' stored file-table rows, one partition (one file of the table; None: no file adopted). */
     def fileTable(spark: SparkSession): Option[DataFrame] =
-      Option.when(fileRows.nonEmpty)(spark.createDataFrame(fileRows.asJava, IndexTables.StoredFileTableSchema).coalesce(1))
+      Option.when(fileRows.nonEmpty)(spark.createDataFrame(fileRows.asJava, TableSchemas.StoredFileTable).coalesce(1))
 
     /** The adopted files' stored zone rows, one partition (None: no zone adopted). */
     def zoneTable(spark: SparkSession): Option[DataFrame] =
-      Option.when(zoneRows.nonEmpty)(spark.createDataFrame(zoneRows.asJava, ZoneTable.StoredSchema).coalesce(1))
+      Option.when(zoneRows.nonEmpty)(spark.createDataFrame(zoneRows.asJava, TableSchemas.StoredZoneTable).coalesce(1))
   }
 
   object Outcome {

@@ -5,6 +5,7 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.storage.StorageLevel
 
+import hsbloom.format.TableSchemas
 import hsbloom.index.{IndexTables, SealedTable, ZoneTable}
 import hsbloom.sbbf.Sbbf
 
@@ -14,7 +15,7 @@ import hsbloom.sbbf.Sbbf
  */
 private[build] object BuildTables {
   /**
-   * Writes `rows` (of `FileTableSchema`) into the file table of the version, but the sealed columns' rows into
+   * Writes `rows` (of `TableSchemas.FileTable`) into the file table of the version, but the sealed columns' rows into
    * its sealed table (`SealedTable`). With sealed columns the rows are computed once: cached while both tables are
    * written (the filters go to executors' block stores as they go to the build's shuffle), so statistics are
    * counted once.
@@ -23,7 +24,7 @@ private[build] object BuildTables {
       stored: Option[DataFrame]): Unit = {
     val sealing = request.sealing.getOrElse(
       return IndexTables.writeFileTable(spark, rows, request.dataPath, mode, stored))
-    val cached = spark.createDataFrame(rows, IndexTables.FileTableSchema).persist(StorageLevel.MEMORY_AND_DISK)
+    val cached = spark.createDataFrame(rows, TableSchemas.FileTable).persist(StorageLevel.MEMORY_AND_DISK)
     try {
       // Each file keeps a plaintext row, so the table lists it: a listing row when all its columns are sealed.
       val sealedOnly = request.columns.forall(request.sealedColumns)
@@ -37,7 +38,7 @@ private[build] object BuildTables {
   }
 
   /**
-   * Writes `rows` (of `ZoneTable.InputSchema`) into the zone table of the version, but the sealed columns' rows,
+   * Writes `rows` (of `TableSchemas.ZoneInput`) into the zone table of the version, but the sealed columns' rows,
    * filters inline, into its sealed zone table (`SealedTable`): no block of theirs is in plaintext `blocks/`.
    * Computed once, cached while both tables are written, as `writeFileRows` does.
    */

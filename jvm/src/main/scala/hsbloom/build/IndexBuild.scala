@@ -11,7 +11,7 @@ import org.apache.spark.util.SerializableConfiguration
 import com.fasterxml.jackson.databind.ObjectMapper
 
 import hsbloom.build.BuildPartitioner.{NumBuckets, bucketPartition}
-import hsbloom.format.{FileKey, SourceFile}
+import hsbloom.format.{FileKey, SourceFile, TableSchemas}
 import hsbloom.index.{IndexTables, SealedTable, ZoneTable}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 import hsbloom.shim.{ClassicDataset, FileRelation}
@@ -91,7 +91,7 @@ object IndexBuild {
       IndexTables.writeStoredFileTable(adoption.fileTable(spark).get, request.dataPath, "errorifexists")
       if (request.zones) {
         ZoneTable.writeStored(adoption.zoneTable(spark).getOrElse(spark.createDataFrame(
-          java.util.Collections.emptyList[Row](), ZoneTable.StoredSchema)), request.dataPath, "errorifexists")
+          java.util.Collections.emptyList[Row](), TableSchemas.StoredZoneTable)), request.dataPath, "errorifexists")
       }
       (Nil, Map.empty[String, (Long, Long)], Map.empty[String, Long], None)
     } else scanAndWrite(df, request, columnTypes, hashedFiles, adoption)
@@ -184,7 +184,7 @@ object IndexBuild {
             columns(k.column), z.rows, z.nulls, z.ndv, z.filter, z.rowGroup, z.rowGroups, z.start, z.length)
           case (k, p) => throw new IllegalStateException(s"unexpected $k / ${p.getClass.getSimpleName} in a zone partition")
         })
-      BuildTables.writeZoneRows(spark.createDataFrame(zoneRows, ZoneTable.InputSchema), request, adoption.zoneTable(spark))
+      BuildTables.writeZoneRows(spark.createDataFrame(zoneRows, TableSchemas.ZoneInput), request, adoption.zoneTable(spark))
     }
     (fileStats.value.asScala.toSeq, global, sketches.fold(Map.empty[String, Long])(_.estimates(request.columns)),
       sealedGlobal)
@@ -229,7 +229,7 @@ object IndexBuild {
         used.foreach(sizes.add)
         rows
       }
-    val all = spark.createDataFrame(chunks, IndexTables.GlobalTableSchema)
+    val all = spark.createDataFrame(chunks, TableSchemas.GlobalTable)
     val sealedColumns = request.sealedColumns.toSeq
     val sealedChunks = Option.when(sealedColumns.nonEmpty)(
       all.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK))

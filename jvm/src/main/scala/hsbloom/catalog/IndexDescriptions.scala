@@ -6,7 +6,7 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{coalesce, col, lit}
 
 import hsbloom.{HsbloomException, IndexInfo}
-import hsbloom.format.{Layout, LogEntry, State}
+import hsbloom.format.{Layout, LogEntry, State, TableSchemas}
 import hsbloom.index.{IndexDamage, IndexTables}
 import hsbloom.operations.{IndexContext, SystemPath}
 
@@ -123,7 +123,7 @@ object IndexDescriptions {
     // adoption has no filter source: every filter was hashed.
     rows.where(!col("file_id").isin(e.droppedFileIds: _*))
       .select(col("file_id"), col("file_path"), col("file_size"), col("file_mtime"),
-        coalesce(col(IndexTables.FilterSource), lit(IndexTables.HashedFilter)).as("filter_source"))
+        coalesce(col(TableSchemas.FilterSource), lit(TableSchemas.HashedFilter)).as("filter_source"))
       .distinct().orderBy("file_path")
   }
 }

@@ -32,7 +32,7 @@ object Checksums {
   val RowChecksum = "row_checksum"
   val ChunkChecksum = "chunk_checksum"
 
-  /** The checksum columns a stored file-table row carries after `FilterBlocks.Columns`. */
+  /** The checksum columns a stored file-table row carries after `TableSchemas.BlockColumns`. */
   val FileTableColumns: Seq[StructField] =
     Seq(StructField(FilterChecksum, LongType, nullable = false), StructField(RowChecksum, LongType, nullable = false))
 

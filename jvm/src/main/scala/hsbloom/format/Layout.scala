@@ -36,7 +36,7 @@ object Layout {
   val BlocksDir = "blocks"
   /** Encrypted columns' rows, filters inline, under their columns' keys (`SealedTable`). */
   val SealedTable = "sealed"
-  /** Encrypted columns' zone rows (`ZoneTable.InputSchema`), filters inline, under their columns' keys (`SealedTable`). */
+  /** Encrypted columns' zone rows (`TableSchemas.ZoneInput`), filters inline, under their columns' keys (`SealedTable`). */
   val SealedZonesTable = "sealed_zones"
   /** Encrypted columns' global filters and their counts, under their columns' keys (`SealedGlobal`). */
   val SealedGlobalTable = "sealed_global"

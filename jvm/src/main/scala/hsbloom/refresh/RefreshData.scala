@@ -9,7 +9,7 @@ import org.apache.spark.sql.{DataFrame, Observation, Row, SparkSession}
 import org.apache.spark.sql.functions.{broadcast, coalesce, col, count, input_file_name, length, lit, sum, when}
 import org.apache.spark.sql.types.{LongType, StructType}
 
-import hsbloom.format.FileKey
+import hsbloom.format.{FileKey, TableSchemas}
 import hsbloom.index.IndexTables
 import hsbloom.sbbf.Sbbf
 
@@ -133,13 +133,13 @@ object RefreshData {
         val path = new Path(p)
         path.getFileSystem(spark.sessionState.newHadoopConf()).exists(path)
       }
-      Option.when(tables.nonEmpty)(spark.read.options(sealing.readOptions).schema(IndexTables.FileTableSchema)
+      Option.when(tables.nonEmpty)(spark.read.options(sealing.readOptions).schema(TableSchemas.FileTable)
         .parquet(tables: _*))
     }
     val kept = spark.createDataFrame(keptIds.map(id => Row(id)).asJava,
       new StructType().add("file_id", LongType, nullable = false))
     val carried = read(oldPaths).map(_.join(broadcast(kept), "file_id"))
-    val rows = (carried.toSeq ++ read(appendedPath.toSeq)).map(_.select(IndexTables.FileTableSchema.fieldNames.map(col)
+    val rows = (carried.toSeq ++ read(appendedPath.toSeq)).map(_.select(TableSchemas.FileTable.fieldNames.map(col)
       .toIndexedSeq: _*)).reduceOption(_.unionByName(_))
     rows.foreach(SealedTable.write(_, newPath, sealing.masterKeys, sealing.options))
   }
@@ -161,7 +161,7 @@ object RefreshData {
         s"the sealed global filter of '$c' cannot be read with this session's keys: $why"), identity)
     }
     val chunks = spark.createDataFrame(loaded.map { case (c, l) =>
-      Row(c, 0, 1, l.serialized.length.toLong, l.serialized) }.asJava, IndexTables.GlobalTableSchema)
+      Row(c, 0, 1, l.serialized.length.toLong, l.serialized) }.asJava, TableSchemas.GlobalTable)
     SealedGlobal.write(spark, chunks, loaded.map { case (c, l) => c -> l.counts }.toMap, newPath, sealing.masterKeys,
       sealing.options)
   }
@@ -223,6 +223,6 @@ object RefreshData {
       }
       Row(column, index, c.numChunks, c.filterBytes, c.bytes)
     }
-    IndexTables.writeGlobalTable(spark.createDataFrame(merged, IndexTables.GlobalTableSchema), newPath, "errorifexists")
+    IndexTables.writeGlobalTable(spark.createDataFrame(merged, TableSchemas.GlobalTable), newPath, "errorifexists")
   }
 }
