@@ -7,8 +7,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, 
 
 import hsbloom.catalog.Sources
 import hsbloom.format.FileKey
-import hsbloom.pruning.DelegatingFileIndex
-import hsbloom.shim.ClassicDataset
+import hsbloom.shim.{ClassicDataset, DelegatingFileIndex}
 
 /**
  * What a build scans: every physical row of chosen files of a relation.

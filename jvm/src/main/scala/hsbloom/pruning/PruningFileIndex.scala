@@ -2,26 +2,12 @@ package hsbloom.pruning
 
 import java.util.concurrent.atomic.AtomicReference
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.execution.datasources.PartitionDirectory
 
 import hsbloom.conf.HsbloomConf
-import hsbloom.shim.PrunedListing
-
-/** A FileIndex that is another one with a different `listFiles`: hsbloom's wrappers. */
-trait DelegatingFileIndex extends FileIndex {
-  def delegate: FileIndex
-
-  override def rootPaths: Seq[Path] = delegate.rootPaths
-  override def inputFiles: Array[String] = delegate.inputFiles
-  override def refresh(): Unit = delegate.refresh()
-  override def sizeInBytes: Long = delegate.sizeInBytes
-  override def partitionSchema: StructType = delegate.partitionSchema
-  override def metadataOpsTimeNs: Option[Long] = delegate.metadataOpsTimeNs
-}
+import hsbloom.shim.{DelegatingFileIndex, PrunedListing}
 
 /**
  * A wrapper that prunes files when Spark lists them (`PrunedFileIndex`,
