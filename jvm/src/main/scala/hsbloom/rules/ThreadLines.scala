@@ -1,4 +1,4 @@
-package hsbloom
+package hsbloom.rules
 
 import java.util.UUID
 import java.util.concurrent.ConcurrentHashMap
