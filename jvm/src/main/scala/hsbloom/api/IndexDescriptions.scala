@@ -1,4 +1,4 @@
-package hsbloom.catalog
+package hsbloom.api
 
 import java.io.FileNotFoundException
 
