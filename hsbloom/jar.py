@@ -20,8 +20,8 @@ _CLASSES = {
     "index_catalog": "hsbloom.catalog.IndexCatalog",
     "pruning_explain": "hsbloom.explain.PruningExplain",
     # Used by tests and benchmarks:
-    "index_build": "hsbloom.build.IndexBuild",
-    "encrypted_columns": "hsbloom.build.EncryptedColumns",
+    "index_build": "hsbloom.indexing.IndexBuild",
+    "encrypted_columns": "hsbloom.indexing.EncryptedColumns",
     "index_damage": "hsbloom.index.IndexDamage",
     "index_tables": "hsbloom.index.IndexTables",
     "index_directories": "hsbloom.index.IndexDirectories",

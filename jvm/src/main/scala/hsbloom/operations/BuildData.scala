@@ -3,11 +3,11 @@ package hsbloom.operations
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.BFIndexConfig
-import hsbloom.build.{BuildInput, BuildRequest, EncryptedColumns, IndexBuild, JobDescription}
 import hsbloom.format.{SourceFile, Summary}
+import hsbloom.indexing.{BuildInput, BuildRequest, EncryptedColumns, IndexBuild, JobDescription}
 
 /**
- * The distributed build of one data directory (the work itself is `hsbloom.build.IndexBuild`): the request
+ * The distributed build of one data directory (the work itself is `hsbloom.indexing.IndexBuild`): the request
  * made from the config, and the scan of exactly the listed files of the DataFrame's relation, every row stored in
  * them (`BuildInput`; for Delta that includes rows a deletion vector hides, so a file's filter stays valid at every
  * table version: docs/refresh.md).

@@ -3,9 +3,9 @@ package hsbloom.operations
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.{BFIndexConfig, HsbloomException}
-import hsbloom.build.EncryptedColumns
 import hsbloom.catalog.Sources
 import hsbloom.format.{Layout, LogEntry, SourceFile, State}
+import hsbloom.indexing.EncryptedColumns
 
 /** create: the first version of an index, built from every file of its source. */
 object CreateIndex {

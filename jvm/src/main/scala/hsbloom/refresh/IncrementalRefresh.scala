@@ -3,10 +3,10 @@ package hsbloom.refresh
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.{HsbloomException, RefreshResult}
-import hsbloom.build.EncryptedColumns
 import hsbloom.conf.HsbloomConf
 import hsbloom.format.{AdoptionSummary, ColumnSummary, IndexSource, Layout, LogEntry, PendingChanges, SourceFile, State, Summary}
 import hsbloom.index.{SealedGlobal, SealedTable}
+import hsbloom.indexing.EncryptedColumns
 import hsbloom.operations.{BuildData, DataVersions, IndexContext, JobGroup, Operation}
 import hsbloom.refresh.RefreshData.FileSums
 

@@ -126,7 +126,7 @@ object RefreshData {
    * (`sealing`: the keys the files name now). A compacted version has no zones, sealed or not.
    */
   def assembleSealed(spark: SparkSession, oldPaths: Seq[String], appendedPath: Option[String], newPath: String,
-      keptIds: Seq[Long], sealing: hsbloom.build.EncryptedColumns.Sealing): Unit = {
+      keptIds: Seq[Long], sealing: hsbloom.indexing.EncryptedColumns.Sealing): Unit = {
     import hsbloom.index.SealedTable
     def read(paths: Seq[String]): Option[DataFrame] = {
       val tables = paths.map(SealedTable.path).filter { p =>
@@ -153,7 +153,7 @@ object RefreshData {
    * be read: the refresh fails and the previous version stays.
    */
   def assembleSealedGlobal(spark: SparkSession, paths: Seq[String], newPath: String,
-      sealing: hsbloom.build.EncryptedColumns.Sealing): Unit = {
+      sealing: hsbloom.indexing.EncryptedColumns.Sealing): Unit = {
     import hsbloom.index.SealedGlobal
     val conf = spark.sessionState.newHadoopConfWithOptions(sealing.readOptions)
     val loaded = sealing.masterKeys.keys.toSeq.sorted.map { c =>

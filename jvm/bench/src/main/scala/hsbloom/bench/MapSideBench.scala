@@ -6,8 +6,8 @@ import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnarBatchRow}
 import org.apache.spark.unsafe.types.UTF8String
 
-import hsbloom.build.{BuildRequest, MapSettings, MapSide, ScanInput}
 import hsbloom.format.{FileKey, SourceFile}
+import hsbloom.indexing.{BuildRequest, MapSettings, MapSide, ScanInput}
 import hsbloom.sbbf.ParquetHash
 
 /**
