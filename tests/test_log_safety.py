@@ -37,7 +37,7 @@ DEAD_PID = 2**22 + 1
 
 
 def layout(spark, constant: str) -> Any:
-    """A constant of the jar's hsbloom.format.Layout (MaxDataVersion, MaxDataParts, ...)."""
+    """A constant of the jar's hsbloom.format.Layout (MaxDataVersion, MaxEntryDataParts, ...)."""
     return getattr(jar.jar_class(spark, "layout"), constant)()
 
 
@@ -228,7 +228,7 @@ def test_a_format_that_is_not_one_hsbloom_indexes_is_never_a_class_to_load(spark
 
 def test_data_parts_must_be_distinct_bounded_and_end_with_the_version(spark, active_entry):
     version = active_entry["data_version"]
-    for parts in ([version, version], [version + 1], list(range(layout(spark, "MaxDataParts"))) + [version]):
+    for parts in ([version, version], [version + 1], list(range(layout(spark, "MaxEntryDataParts"))) + [version]):
         assert "data_parts" in refusal(spark, active_entry | {"data_parts": parts})
 
 

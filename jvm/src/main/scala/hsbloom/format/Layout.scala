@@ -72,8 +72,11 @@ object Layout {
   val MaxDataVersion: Long = Int.MaxValue - 1L
   /** File ids number the source files of one version. */
   val MaxFileId: Long = Int.MaxValue.toLong
-  /** The data directories one version may read. */
-  val MaxDataParts = 1024
+  /**
+   * The data directories one entry's version may read (`data_parts`): a bound on what a reader accepts, far above
+   * what a refresh makes (`IncrementalRefresh.MaxReferredParts`).
+   */
+  val MaxEntryDataParts = 1024
   /** An entry larger than this is damage: readers check the size before reading it. */
   val MaxLogEntryBytes: Long = 8L * 1024 * 1024
   /** The formats an index is built from (a format name is also a class name to Spark). */

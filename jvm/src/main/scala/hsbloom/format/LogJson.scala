@@ -141,8 +141,8 @@ object LogJson {
   private def dataParts(r: Fields, version: Option[Long]): Option[Seq[Long]] = {
     val parts = r.longs("data_parts", Layout.MaxDataVersion)
     if (parts.isEmpty) None
-    else if (parts.size > Layout.MaxDataParts) {
-      throw new IllegalArgumentException(s"data_parts lists ${parts.size} versions; at most ${Layout.MaxDataParts} are allowed")
+    else if (parts.size > Layout.MaxEntryDataParts) {
+      throw new IllegalArgumentException(s"data_parts lists ${parts.size} versions; at most ${Layout.MaxEntryDataParts} are allowed")
     } else if (!version.contains(parts.last) || parts.distinct.size != parts.size) {
       throw new IllegalArgumentException(s"data_parts ${parts.take(10).mkString("[", ", ", "]")} must be distinct and " +
         s"end with data_version ${version.getOrElse("(none)")}")
