@@ -1,5 +1,5 @@
 """A build of one data directory without an operation around it, for tests: the JSON request the jar's
-`hsbloom.build.BuildRequest.fromJson` reads, sent to `IndexBuild.run` (which scans the request's files of the
+`hsbloom.indexing.BuildRequest.fromJson` reads, sent to `IndexBuild.run` (which scans the request's files of the
 DataFrame's relation) through py4j."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """An index's operation log as the jar reads it, for tests: the jar is the one reader and writer of log entries
-(hsbloom.log.OperationLog, LogJson), so tests read entries through it, and steer its test seam (LogSteps) to stop a
-writer at a step or make writers race for one entry."""
+(hsbloom.log.OperationLog, hsbloom.format.LogJson), so tests read entries through it, and steer its test seam
+(LogSteps) to stop a writer at a step or make writers race for one entry."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class Log:
 
     def read(self, entry_id: int) -> Entry:
         """Entry `entry_id`; hsbloom's CorruptLog error (a Py4JJavaError) when it is not one hsbloom wrote."""
-        return _entry(self._jvm.hsbloom.log.LogJson.write(self._log.read(entry_id)))
+        return _entry(self._jvm.hsbloom.format.LogJson.write(self._log.read(entry_id)))
 
     def latest(self) -> Entry | None:
         ids = self.ids()
@@ -62,7 +62,7 @@ class Log:
     def latest_stable(self) -> Entry | None:
         """The newest stable entry, as readers use it (a newest entry that is unreadable is skipped)."""
         found = self._log.latestStable()
-        return None if found.isEmpty() else _entry(self._jvm.hsbloom.log.LogJson.write(found.get()))
+        return None if found.isEmpty() else _entry(self._jvm.hsbloom.format.LogJson.write(found.get()))
 
     def entries(self) -> list[Entry]:
         return [self.read(i) for i in self.ids()]
@@ -94,9 +94,9 @@ def writer(host: str, pid: int, operation_id: str) -> dict[str, Any]:
 
 
 def local_host(spark: Any) -> str:
-    """This host's name as the jar records it in entries it writes (hsbloom.log.Writer), which decides whether a
+    """This host's name as the jar records it in entries it writes (hsbloom.format.Writer), which decides whether a
     writer recorded as being on this host can be proven dead."""
-    return str(jar.jvm(spark).hsbloom.log.Writer.localHost())
+    return str(jar.jvm(spark).hsbloom.format.Writer.localHost())
 
 
 def first_entry(
@@ -135,7 +135,7 @@ def held_files(spark: Any, data_paths: list[str], dropped: tuple[int, ...] = ())
     paths = convert.asScala(list(data_paths)).toSeq()
     ids = convert.asScala([jvm.java.lang.Long(i) for i in dropped]).toSet()
     answer = jvm.hsbloom.index.SourceListing.held(paths, ids, jar.hadoop_conf(spark))
-    files = [HeldFile(int(f.id()), f.path(), int(f.size()), int(f.mtime())) for f in convert.asJava(answer._1())]
+    files = [HeldFile(int(f.fileId()), f.path(), int(f.size()), int(f.mtime())) for f in convert.asJava(answer._1())]
     return files, int(answer._2())
 
 

@@ -22,7 +22,7 @@ class ListedFile:
 
 @dataclass(frozen=True)
 class Source:
-    """The source as the log records it (`hsbloom.log.IndexSource`)."""
+    """The source as the log records it (`hsbloom.format.IndexSource`)."""
 
     format: str
     root_paths: tuple[str, ...]

@@ -1,4 +1,4 @@
-"""The distributed build (hsbloom.build / IndexBuild.scala) on real Parquet files.
+"""The distributed build (hsbloom.indexing / IndexBuild.scala) on real Parquet files.
 
 Filters are checked inside Spark with the jar's `hsbloom_might_contain`, so
 every value of every file is probed without collecting the data.

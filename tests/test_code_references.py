@@ -188,8 +188,8 @@ def test_named_paths_are_files_not_addresses_or_variables():
     assert named_paths("docs/pruning.md#when-an-index-is-used and ../security.md") == [
         "docs/pruning.md", "../security.md"]
     assert named_paths("see https://example.org/x.md, $ROOT/pyproject.toml, /abs/p.py, www.scala-lang.org") == []
-    assert named_paths("IndexBuild.scala (jvm/src/main/scala/hsbloom/build/IndexBuild.scala)") == [
-        "jvm/src/main/scala/hsbloom/build/IndexBuild.scala", "IndexBuild.scala"]
+    assert named_paths("IndexBuild.scala (jvm/src/main/scala/hsbloom/indexing/IndexBuild.scala)") == [
+        "jvm/src/main/scala/hsbloom/indexing/IndexBuild.scala", "IndexBuild.scala"]
 
 
 def test_a_made_up_path_is_reported(tmp_path: Path):

@@ -533,7 +533,7 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
     # A deleted file with at most one data directory allowed: the refresh compacts, copying the kept sealed rows.
     first_files[0].unlink()
     knob = jar.jvm(spark).hsbloom.refresh.IncrementalRefresh
-    getattr(knob, "maxDataParts_$eq")(1)
+    getattr(knob, "maxReferredParts_$eq")(1)
     try:
         with session_settings(spark, READ), pytest.raises(EncryptedSourceError, match=(
                 "cannot refresh index 'grows' incrementally: its data directories need compacting, which copies its "
@@ -548,7 +548,7 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
                 assert readable_without_keys(version / sealed_table)[0] == []
             same_rows_one_file_and_healthy()
     finally:
-        getattr(knob, "maxDataParts_$eq")(knob.MaxDataParts())
+        getattr(knob, "maxReferredParts_$eq")(knob.MaxReferredParts())
     # Delete and restore keep sealed/ with its data directories: a restored index prunes with keys again.
     hs.delete_index("grows")
     hs.restore_index("grows")

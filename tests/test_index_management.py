@@ -1,7 +1,7 @@
 """create_index and the management API end to end: states, errors, concurrency, crashes.
 
 Every test gets its own empty system path (the `system_path` fixture), so the
-indexes it sees are its own. The builds are real (hsbloom.build).
+indexes it sees are its own. The builds are real (hsbloom.indexing).
 """
 
 from __future__ import annotations

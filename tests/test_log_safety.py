@@ -4,7 +4,7 @@ Whoever can write the system path can write a log entry. These tests play that a
 the jar wrote it and write changed JSON into the log: versions that are traversal strings, absolute paths,
 negative, huge or of the wrong type, in every numeric field, and a wrong value in every other field; an entry far
 larger than any hsbloom writes; a link where a data directory should be. The jar's one parser of entries
-(hsbloom.log.LogJson.parse) refuses each bad value naming its field, and every operation on such an index (SQL
+(hsbloom.format.LogJson.parse) refuses each bad value naming its field, and every operation on such an index (SQL
 statements, through Hyperspace) either refuses with CorruptLogError (naming the entry and the fix) or ignores the
 damage, and a victim directory outside the index always survives.
 """
@@ -37,13 +37,13 @@ DEAD_PID = 2**22 + 1
 
 
 def layout(spark, constant: str) -> Any:
-    """A constant of the jar's hsbloom.index.Layout (MaxDataVersion, MaxDataParts, ...)."""
+    """A constant of the jar's hsbloom.format.Layout (MaxDataVersion, MaxEntryDataParts, ...)."""
     return getattr(jar.jar_class(spark, "layout"), constant)()
 
 
 def parse(spark, entry: dict) -> Any:
-    """`entry` as the jar reads it: hsbloom.log.LogJson.parse, the one parser of log entries."""
-    return jar.jvm(spark).hsbloom.log.LogJson.parse(json.dumps(entry))
+    """`entry` as the jar reads it: hsbloom.format.LogJson.parse, the one parser of log entries."""
+    return jar.jvm(spark).hsbloom.format.LogJson.parse(json.dumps(entry))
 
 
 def refusal(spark, entry: dict) -> str:
@@ -191,7 +191,7 @@ def test_the_jar_refuses_every_bad_value_of_every_field_it_reads(spark, complete
     """Every field of an entry (each one the jar writes, and the legacy file list it still reads), set to a value
     of another JSON type, out of range, or of the right type but meaningless, is refused by the one parser, naming
     the field (or, for the config, what BFIndexConfig refuses), and never read as something else."""
-    max_text = int(jar.jvm(spark).hsbloom.log.LogJson.MaxText())
+    max_text = int(jar.jvm(spark).hsbloom.format.LogJson.MaxText())
     wrong: list[tuple[str, Any, str]] = []  # (field, value, what the jar said)
     fields = list(_nodes(complete_entry))
     for path, value in fields:
@@ -228,7 +228,7 @@ def test_a_format_that_is_not_one_hsbloom_indexes_is_never_a_class_to_load(spark
 
 def test_data_parts_must_be_distinct_bounded_and_end_with_the_version(spark, active_entry):
     version = active_entry["data_version"]
-    for parts in ([version, version], [version + 1], list(range(layout(spark, "MaxDataParts"))) + [version]):
+    for parts in ([version, version], [version + 1], list(range(layout(spark, "MaxEntryDataParts"))) + [version]):
         assert "data_parts" in refusal(spark, active_entry | {"data_parts": parts})
 
 

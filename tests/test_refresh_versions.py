@@ -40,10 +40,10 @@ from test_refresh import (  # noqa: F401  (growing and pruning_disabled_afterwar
 @pytest.fixture
 def max_data_parts(spark) -> Iterator[Callable[[int], Any]]:
     """Sets the jar's bound on the data directories an incremental refresh refers to (its test knob
-    `IncrementalRefresh.maxDataParts`), and puts it back afterwards."""
+    `IncrementalRefresh.maxReferredParts`), and puts it back afterwards."""
     refresh = jar.jvm(spark).hsbloom.refresh.IncrementalRefresh
-    default = refresh.MaxDataParts()
-    setter = getattr(refresh, "maxDataParts_$eq")
+    default = refresh.MaxReferredParts()
+    setter = getattr(refresh, "maxReferredParts_$eq")
     yield setter
     setter(default)
 

@@ -13,11 +13,12 @@ import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.slf4j.LoggerFactory
 
-import hsbloom.index.{FileKey, IndexData, Layout, SealedTable, WeighedCache}
+import hsbloom.conf.HsbloomConf
+import hsbloom.format.{FileKey, Layout, ReadFacts, ReadOptions}
+import hsbloom.index.{IndexData, SealedTable, WeighedCache}
 import hsbloom.log.IndexLog
 import hsbloom.sbbf.ParquetHash
 import hsbloom.shim.FileSources
-import hsbloom.conf.HsbloomConf
 
 /**
  * Which indexes are ACTIVE, which of them cover a relation, and their data,
@@ -196,7 +197,7 @@ object IndexCatalog {
         case None => Some("the index records no read settings (it was built by an older hsbloom); run " +
           s"refresh_index('${i.entry.indexName}', 'full')")
         case Some(recorded) =>
-          try ReadFacts.differenceWhereRead(recorded, ReadFacts.of(spark, relation, format, i.entry.indexedColumns))
+          try ReadFacts.differenceWhereRead(recorded, ScanFacts.of(spark, relation, format, i.entry.indexedColumns))
           catch { case NonFatal(e) => Some(e.getMessage) }
       }
       val covered = if (whyNot.isDefined) Nil else i.entry.indexedColumns.flatMap { c =>

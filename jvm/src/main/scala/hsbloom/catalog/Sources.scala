@@ -10,8 +10,7 @@ import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types._
 
 import hsbloom.HsbloomException
-import hsbloom.build.ListedFile
-import hsbloom.log.IndexSource
+import hsbloom.format.{IndexSource, ReadFacts, ReadOptions, SourceFile}
 import hsbloom.shim.{ClassicDataset, Delta, FileSources}
 
 /**
@@ -39,7 +38,7 @@ object Sources {
     "tinyint, smallint, int, bigint, float, double, string (binary collation), binary, date, timestamp, " +
       "timestamp_ntz, decimal"
 
-  private val acceptedFormats = hsbloom.index.Layout.SourceFormats.toSet
+  private val acceptedFormats = hsbloom.format.Layout.SourceFormats.toSet
 
   private val howToPass =
     "Pass the plain scan instead, e.g. spark.read.parquet(path), spark.read.format(\"delta\").load(path) " +
@@ -49,7 +48,7 @@ object Sources {
   private def refused(message: String): Nothing = throw HsbloomException.unsupportedSource(message)
 
   /** What a DataFrame reads: the source as the log records it, the indexed columns as spelled, and its files. */
-  final case class Described(source: IndexSource, columns: Seq[String], files: Seq[ListedFile])
+  final case class Described(source: IndexSource, columns: Seq[String], files: Seq[SourceFile])
 
   /**
    * The source `df` scans and `columns` resolved against it; without `withFiles` the listing is left empty (a
@@ -88,7 +87,7 @@ object Sources {
 
   private def readFacts(session: org.apache.spark.sql.SparkSession, relation: HadoopFsRelation, format: String,
       columns: Seq[String]): ReadFacts.Facts =
-    try ReadFacts.of(session, relation, format, columns)
+    try ScanFacts.of(session, relation, format, columns)
     catch { case e: UnsupportedOperationException => refused(e.getMessage) }
 
   /** The one relation under the accepted wrapper nodes, or a refusal naming the first other node. */
@@ -189,9 +188,9 @@ object Sources {
   }
 
   /** Every file of the relation, sorted by path, numbered from 0; path strings are the FileIndex's qualified Paths. */
-  private def listFiles(index: FileIndex): Seq[ListedFile] =
+  private def listFiles(index: FileIndex): Seq[SourceFile] =
     index.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus).sortBy(_.getPath.toString).zipWithIndex.map {
-      case (s, i) => ListedFile(i, s.getPath.toString, s.getLen, s.getModificationTime)
+      case (s, i) => SourceFile(i, s.getPath.toString, s.getLen, s.getModificationTime)
     }
 
   /**

@@ -3,14 +3,21 @@ package hsbloom.functions
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
 
-import hsbloom.{BuildInfo, HsbloomExtension}
+import hsbloom.BuildInfo
 
 /** SQL functions that hsbloom adds to every session. */
 object SqlFunctions {
   type Registration = (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression)
 
+  /**
+   * The class that registers the functions, as `DESCRIBE FUNCTION EXTENDED` shows it: the extension, a layer above
+   * this package, so named here rather than imported (its name is fixed: users give it in `spark.sql.extensions`;
+   * HsbloomExtensionSuite checks the two agree).
+   */
+  val RegisteredBy = "hsbloom.HsbloomExtension"
+
   private def info(name: String, usage: String): ExpressionInfo =
-    new ExpressionInfo(classOf[HsbloomExtension].getName, null, name, usage,
+    new ExpressionInfo(RegisteredBy, null, name, usage,
       /* arguments */ "", /* examples */ "", /* note */ "", /* group */ "misc_funcs",
       /* since */ "", /* deprecated */ "", /* source */ "built-in")
 

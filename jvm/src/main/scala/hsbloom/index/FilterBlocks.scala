@@ -11,6 +11,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 
+import hsbloom.format.{Checksums, Layout, TableSchemas}
 import hsbloom.sbbf.{Block, Sbbf, SbbfFormatException}
 
 /**
@@ -36,14 +37,6 @@ import hsbloom.sbbf.{Block, Sbbf, SbbfFormatException}
 object FilterBlocks {
   val Dir: String = Layout.BlocksDir
 
-  /** The columns each stored file-table row gets besides `IndexTables.FileTableSchema` (less its `filter`). */
-  val Columns: Seq[StructField] = Seq(
-    StructField("blocks_file", StringType, nullable = false),
-    StructField("blocks_offset", LongType, nullable = false),
-    StructField("blocks_count", IntegerType, nullable = false),
-    StructField("blocks_position", IntegerType, nullable = false),
-    StructField("bitset_bytes", IntegerType, nullable = false))
-
   /** Bytes of stripes laid out at a time (`attach`): a few filters' worth of sequential reads, within a core's cache. */
   private val BatchBytes = 256L << 10
 
@@ -51,15 +44,15 @@ object FilterBlocks {
   private val GroupBytes = 64L << 20
 
   /**
-   * Writes the filters of `rows` (rows of `FileTableSchema`, possibly with
+   * Writes the filters of `rows` (rows of `TableSchemas.FileTable`, possibly with
    * further fields after it) into one side file of the current task under
    * `<dataPath>/blocks/`, and returns the rows without the `filter` field and
-   * with `Columns` and `Checksums.FileTableColumns` appended: the filter is
+   * with `TableSchemas.BlockColumns` and `Checksums.FileTableColumns` appended: the filter is
    * stored once, in its blocks. A filter that does not parse gets no blocks
    * (`blocks_count` 0): its file is then always read.
    */
   def attach(rows: Iterator[Row], dataPath: String, conf: Configuration): Iterator[Row] = {
-    val filterOrdinal = IndexTables.FilterOrdinal
+    val filterOrdinal = TableSchemas.FilterOrdinal
     val directorySeed = Checksums.directorySeed(dataPath)
     def withChecksums(row: Row, header: Option[Sbbf.Header], blocks: Seq[Any]): Row = {
       // Over the filter as it is read back (`StoredFilters`): the header of its size, then its bitset; that is the

@@ -7,6 +7,8 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
+import hsbloom.format.FileKey
+
 
 /**
  * Damage to index files that this JVM found while using them (a checksum that

@@ -6,6 +6,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.example.data.Group
 
+import hsbloom.format.{Checksums, FileKey}
+
 
 /**
  * The file-level index tables of one index version (`<data>/files/` of each

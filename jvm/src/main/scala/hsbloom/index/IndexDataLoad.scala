@@ -6,6 +6,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.schema.MessageType
 
+import hsbloom.format.{Checksums, FileKey, Layout}
+
 /**
  * Loading a version's file tables into `IndexData`'s slot arrays: reads only
  * the small columns, never the filters, column by column, so it costs the

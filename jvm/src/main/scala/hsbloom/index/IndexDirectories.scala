@@ -6,6 +6,8 @@ import java.nio.file.{Files, LinkOption, Paths}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
+import hsbloom.format.Layout
+
 /**
  * The only deletes hsbloom makes under the system path: a data directory
  * `v__=N` of one index, or a directory inside one. Whoever can write the

@@ -7,6 +7,10 @@ import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
 
+import hsbloom.format.{Checksums, Layout}
+import hsbloom.format.TableSchemas.{FileTable, FilterOrdinal, FilterSource, GlobalTable, HashedFilter, StoredFileTable,
+  StoredGlobalTable}
+
 /**
  * The two Parquet tables of an index version (schemas in docs/design/build.md), and
  * the one place that writes and reads them. Everything that produces rows of
@@ -17,24 +21,6 @@ import org.apache.spark.util.SerializableConfiguration
  * and read back whole by `StoredFilters`.
  */
 object IndexTables {
-  val FileTableSchema: StructType = new StructType()
-    .add("file_id", LongType, nullable = false)
-    .add("file_path", StringType, nullable = false)
-    .add("file_size", LongType, nullable = false)
-    .add("file_mtime", LongType, nullable = false)
-    .add("column", StringType, nullable = false)
-    .add("num_rows", LongType, nullable = false)
-    .add("num_nulls", LongType, nullable = false)
-    .add("ndv", LongType, nullable = false)
-    .add("filter", BinaryType, nullable = false)
-
-  val GlobalTableSchema: StructType = new StructType()
-    .add("column", StringType, nullable = false)
-    .add("chunk_index", IntegerType, nullable = false)
-    .add("num_chunks", IntegerType, nullable = false)
-    .add("filter_bytes", LongType, nullable = false)
-    .add("chunk", BinaryType, nullable = false)
-
   /** The file-level table's directory inside a version's data directory. */
   def filesPath(dataPath: String): String = new org.apache.hadoop.fs.Path(dataPath, Layout.FilesTable).toString
 
@@ -45,7 +31,7 @@ object IndexTables {
   def writeFileTable(rows: DataFrame, dataPath: String, mode: String): Unit = writeFileTable(rows, dataPath, mode, None)
 
   /**
-   * Writes rows of `FileTableSchema` (in that column order) into the version at
+   * Writes rows of `FileTable` (in that column order) into the version at
    * `dataPath`; `mode` is "errorifexists" for the first write, "append" after.
    * `stored`: rows already stored (`storeFileRows`: the files adopted from their
    * own filters, docs/design/adoption.md) written in the same write.
@@ -56,13 +42,13 @@ object IndexTables {
     val source = if (rows.columns.contains(FilterSource)) rows.col(FilterSource) else lit(HashedFilter)
     // A Dataset operation (not an RDD round trip), so that what the caller
     // attached to `rows` (an Observation, for example) still sees the write.
-    val withBlocks = rows.select((FileTableSchema.fieldNames.map(rows.col).toIndexedSeq :+ source): _*)
-      .mapPartitions((part: Iterator[Row]) => storeFileRows(part, dataPath, conf.value))(Encoders.row(StoredFileTableSchema))
+    val withBlocks = rows.select((FileTable.fieldNames.map(rows.col).toIndexedSeq :+ source): _*)
+      .mapPartitions((part: Iterator[Row]) => storeFileRows(part, dataPath, conf.value))(Encoders.row(StoredFileTable))
     write(stored.fold(withBlocks)(s => withBlocks.union(s)), mode, filesPath(dataPath))
   }
 
   /**
-   * `writeFileTable` for hashed rows of `FileTableSchema` that an RDD makes (the build's): each filter is stored in
+   * `writeFileTable` for hashed rows of `FileTable` that an RDD makes (the build's): each filter is stored in
    * the task that made its row, before Spark converts the rows for the writer, so the filter bytes (most of a build's
    * output) are never converted.
    */
@@ -72,20 +58,20 @@ object IndexTables {
     val storedRows = rows.mapPartitions { part =>
       storeFileRows(part.map(r => Row.fromSeq(r.toSeq :+ HashedFilter)), dataPath, conf.value)
     }
-    val table = spark.createDataFrame(storedRows, StoredFileTableSchema)
+    val table = spark.createDataFrame(storedRows, StoredFileTable)
     write(stored.fold(table)(table.union), mode, filesPath(dataPath))
   }
 
-  /** Writes rows of `StoredFileTableSchema` (`storeFileRows`' output) as the file table of the version at `dataPath`. */
+  /** Writes rows of `StoredFileTable` (`storeFileRows`' output) as the file table of the version at `dataPath`. */
   def writeStoredFileTable(stored: DataFrame, dataPath: String, mode: String): Unit =
     write(stored, mode, filesPath(dataPath))
 
   /**
-   * Rows of `FileTableSchema` followed by their `FilterSource` as rows of `StoredFileTableSchema`: each filter
+   * Rows of `FileTable` followed by their `FilterSource` as rows of `StoredFileTable`: each filter
    * written into this task's side file of `<dataPath>/blocks/` (`FilterBlocks`), the row with its address.
    */
   def storeFileRows(rows: Iterator[Row], dataPath: String, conf: Configuration): Iterator[Row] = {
-    val n = FileTableSchema.size
+    val n = FileTable.size
     // FilterBlocks drops the filter and appends after the row's other fields; `filter_source` (then the
     // filter's place) is moved behind them, to the end.
     FilterBlocks.attach(rows, dataPath, conf).map { r =>
@@ -94,33 +80,12 @@ object IndexTables {
     }
   }
 
-  /** Where the serialized filter is in a row of `FileTableSchema`; the stored table has no such column. */
-  val FilterOrdinal: Int = FileTableSchema.fieldIndex("filter")
-
-  /**
-   * How a row's filter was made: "hashed" from the column's values, or "adopted" from the
-   * source file's own Parquet Bloom filters (docs/design/adoption.md). Optional in rows given
-   * to `writeFileTable` (absent: "hashed").
-   */
-  val FilterSource = "filter_source"
-  val HashedFilter = "hashed"
-
-  /**
-   * The file-level table as stored: `FileTableSchema` without the filter (stored once, in its blocks), the
-   * filter's block address and size (`FilterBlocks`), the checksums, and `FilterSource`.
-   */
-  val StoredFileTableSchema: StructType = StructType(FileTableSchema.fields.filterNot(_.name == "filter") ++
-    FilterBlocks.Columns ++ Checksums.FileTableColumns).add(FilterSource, StringType, nullable = true)
-
-  /** The global table as stored: `GlobalTableSchema` and each chunk's checksum (`Checksums.chunk`). */
-  val StoredGlobalTableSchema: StructType = GlobalTableSchema.add(Checksums.ChunkChecksum, LongType, nullable = false)
-
-  /** Writes rows of `GlobalTableSchema` into the version at `dataPath`, each with its chunk's checksum. */
+  /** Writes rows of `GlobalTable` into the version at `dataPath`, each with its chunk's checksum. */
   def writeGlobalTable(rows: DataFrame, dataPath: String, mode: String): Unit = {
     val seed = Checksums.directorySeed(dataPath)
-    val withChecksums = rows.select(GlobalTableSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
+    val withChecksums = rows.select(GlobalTable.fieldNames.map(rows.col).toIndexedSeq: _*)
       .map((r: Row) => Row.fromSeq(r.toSeq :+ Checksums.chunk(r.getAs[Array[Byte]](4), r.getString(0), r.getInt(1),
-        r.getInt(2), r.getLong(3), seed)))(Encoders.row(StoredGlobalTableSchema))
+        r.getInt(2), r.getLong(3), seed)))(Encoders.row(StoredGlobalTable))
     writeFilters(withChecksums, mode, globalPath(dataPath))
   }
 
@@ -131,7 +96,7 @@ object IndexTables {
   def readFileTable(spark: SparkSession, dataPath: String): DataFrame = readFileTables(spark, Seq(dataPath))
 
   /**
-   * The file-level tables of `dataPaths` as rows of `FileTableSchema` then `FilterSource`, each
+   * The file-level tables of `dataPaths` as rows of `FileTable` then `FilterSource`, each
    * filter read back whole from its blocks (`StoredFilters`), for copying into
    * a new version (and for tests): every row and every stripe of blocks is checked
    * against its checksums as it is read, and the job fails naming the file
@@ -146,7 +111,7 @@ object IndexTables {
     import org.apache.spark.sql.functions.{broadcast, col, input_file_name}
     val conf = new SerializableConfiguration(spark.sessionState.newHadoopConf())
     val all = readStoredFileTables(spark, dataPaths)
-      .select((StoredFileTableSchema.fieldNames.map(col) :+ input_file_name().as("_part")).toIndexedSeq: _*)
+      .select((StoredFileTable.fieldNames.map(col) :+ input_file_name().as("_part")).toIndexedSeq: _*)
     // A join on file_id keeps it first and the other columns in order.
     val stored = keptIds.map(ids => all.join(broadcast(ids), "file_id")).getOrElse(all)
     stored.mapPartitions { (rows: Iterator[Row]) =>
@@ -154,27 +119,27 @@ object IndexTables {
         rows.map { r =>
           val part = new org.apache.hadoop.fs.Path(r.getString(r.length - 1))
           val dataPath = part.getParent.getParent.toString
-          val values = r.toSeq.take(FileTableSchema.size - 1) // the stored fields before the block columns
-          val source = Option(r.getString(StoredFileTableSchema.fieldIndex(FilterSource))).getOrElse(HashedFilter)
+          val values = r.toSeq.take(FileTable.size - 1) // the stored fields before the block columns
+          val source = Option(r.getString(StoredFileTable.fieldIndex(FilterSource))).getOrElse(HashedFilter)
           Row.fromSeq(values.take(FilterOrdinal) ++ Seq(filters.verified(r, part, dataPath)) ++
-            values.slice(FilterOrdinal, FileTableSchema.size - 1) :+ source)
+            values.slice(FilterOrdinal, FileTable.size - 1) :+ source)
         }
-      }(Encoders.row(FileTableSchema.add(FilterSource, StringType, nullable = false)))
+      }(Encoders.row(FileTable.add(FilterSource, StringType, nullable = false)))
   }
 
-  /** The stored rows of the file-level tables of `dataPaths` (`StoredFileTableSchema`: no filters). */
+  /** The stored rows of the file-level tables of `dataPaths` (`StoredFileTable`: no filters). */
   def readStoredFileTables(spark: SparkSession, dataPaths: Seq[String]): DataFrame =
-    spark.read.schema(StoredFileTableSchema).parquet(dataPaths.map(filesPath): _*)
+    spark.read.schema(StoredFileTable).parquet(dataPaths.map(filesPath): _*)
 
   /**
    * The global table of the version at `dataPath`, as a DataFrame of
-   * `GlobalTableSchema`; each chunk is checked against its checksum as it is
+   * `GlobalTable`; each chunk is checked against its checksum as it is
    * read (the job fails naming the table when one does not match).
    */
   def readGlobalTable(spark: SparkSession, dataPath: String): DataFrame = {
     val seed = Checksums.directorySeed(dataPath)
     val table = globalPath(dataPath)
-    spark.read.schema(StoredGlobalTableSchema).parquet(table).map { (r: Row) =>
+    spark.read.schema(StoredGlobalTable).parquet(table).map { (r: Row) =>
       // A null checksum: written before checksums (data layout 2), carried as it was trusted then.
       if (!r.isNullAt(5) && Checksums.chunk(r.getAs[Array[Byte]](4), r.getString(0), r.getInt(1), r.getInt(2),
           r.getLong(3), seed) != r.getLong(5)) {
@@ -182,7 +147,7 @@ object IndexTables {
           s"of '${r.getString(0)}' fails its checksum; refresh the index with mode='full'")
       }
       Row.fromSeq(r.toSeq.take(5))
-    }(Encoders.row(GlobalTableSchema))
+    }(Encoders.row(GlobalTable))
   }
 
   /**

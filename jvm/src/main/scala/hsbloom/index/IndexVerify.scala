@@ -9,6 +9,8 @@ import org.apache.parquet.hadoop.ParquetReader
 import org.apache.parquet.hadoop.example.GroupReadSupport
 import org.apache.spark.sql.SparkSession
 
+import hsbloom.format.Checksums
+
 /**
  * verify's reading of an index version's data (`hsbloom.operations.VerifyIndex`): every row of every file table, every block row of
  * `blocks/`, every filter read back from them and every global filter chunk,

@@ -14,11 +14,12 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types.{LongType, StructType}
 
+import hsbloom.format.{Layout, TableSchemas}
 import hsbloom.sbbf.Sbbf
 
 /**
  * The global filters of encrypted columns (docs/design/encryption.md): per data directory, `sealed_global/`, the
- * rows of `IndexTables.GlobalTableSchema` (the filter in chunks) with the column's counts, written as `SealedTable`
+ * rows of `TableSchemas.GlobalTable` (the filter in chunks) with the column's counts, written as `SealedTable`
  * writes `sealed/` (through the source's crypto factory, every field under the column's master key, one write per
  * key). Each column also has one counts row (`chunk_index` -1, no chunk): its rows, nulls, distinct estimate and
  * filter size, which the log leaves out for sealed columns. No checksums: AES-GCM authenticates every page.
@@ -32,7 +33,7 @@ object SealedGlobal {
   /** The row of a column's counts: `chunk_index` is this, `chunk` empty. */
   val CountsRow: Int = -1
 
-  val Schema: StructType = IndexTables.GlobalTableSchema
+  val Schema: StructType = TableSchemas.GlobalTable
     .add("num_rows", LongType, nullable = false)
     .add("num_nulls", LongType, nullable = false)
     .add("ndv", LongType, nullable = false)
@@ -52,7 +53,7 @@ object SealedGlobal {
   }
 
   /**
-   * Writes `chunks` (rows of `GlobalTableSchema`) of the columns of `masterKeys` (column -> master key) and each
+   * Writes `chunks` (rows of `TableSchemas.GlobalTable`) of the columns of `masterKeys` (column -> master key) and each
    * such column's `counts` into the sealed global table of `dataPath`, one write per master key;
    * `options(masterKey, fields)`: `SealedTable.writeOptions`.
    */
@@ -61,7 +62,7 @@ object SealedGlobal {
     val countRows = counts.toSeq.filter(c => masterKeys.contains(c._1)).map { case (c, n) =>
       Row(c, CountsRow, 0, n.filterBytes, Array.emptyByteArray, n.numRows, n.numNulls, n.ndv)
     }
-    val rows = chunks.select(IndexTables.GlobalTableSchema.fieldNames.map(col).toIndexedSeq: _*)
+    val rows = chunks.select(TableSchemas.GlobalTable.fieldNames.map(col).toIndexedSeq: _*)
       .withColumn("num_rows", lit(0L)).withColumn("num_nulls", lit(0L)).withColumn("ndv", lit(0L))
       .unionByName(spark.createDataFrame(spark.sparkContext.parallelize(countRows, 1), Schema))
     val fields = Schema.fieldNames.toSeq

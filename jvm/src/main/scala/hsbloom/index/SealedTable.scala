@@ -11,11 +11,12 @@ import org.apache.parquet.hadoop.example.GroupReadSupport
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions.col
 
+import hsbloom.format.{FileKey, Layout, TableSchemas}
 import hsbloom.sbbf.{Sbbf, SbbfFormatException}
 
 /**
  * The encrypted rows of a version (docs/design/encryption.md): per file and encrypted indexed column, the row
- * of `IndexTables.FileTableSchema` with its whole filter inline, in `<data>/sealed/`, written with Parquet
+ * of `TableSchemas.FileTable` with its whole filter inline, in `<data>/sealed/`, written with Parquet
  * modular encryption through the source's crypto factory, every column under the indexed column's master key
  * (one write per key), so that reading any of it takes the KMS rights reading that column takes. No hsbloom
  * checksums: AES-GCM authenticates every encrypted page and footer, and every column is encrypted. Planning
@@ -31,7 +32,7 @@ object SealedTable {
    */
   val ListingColumn = ""
 
-  /** The zone rows of the sealed columns (`ZoneTable.InputSchema`, filters inline), sealed as the file rows are. */
+  /** The zone rows of the sealed columns (`TableSchemas.ZoneInput`, filters inline), sealed as the file rows are. */
   val ZonesDir: String = Layout.SealedZonesTable
 
   def path(dataPath: String): String = new Path(dataPath, Dir).toString
@@ -52,13 +53,13 @@ object SealedTable {
       "parquet.encryption.plaintext.footer" -> (!footerEncrypted).toString)
 
   /**
-   * Writes `rows` (of `FileTableSchema`) whose column is a key of `masterKeys` (column -> master key) into the
+   * Writes `rows` (of `TableSchemas.FileTable`) whose column is a key of `masterKeys` (column -> master key) into the
    * sealed table of the version at `dataPath`, one write per master key. `options(masterKey, fields)`:
-   * `writeOptions`. With `zones`, `rows` are of `ZoneTable.InputSchema` and go to the sealed zone table.
+   * `writeOptions`. With `zones`, `rows` are of `TableSchemas.ZoneInput` and go to the sealed zone table.
    */
   def write(rows: DataFrame, dataPath: String, masterKeys: Map[String, String],
       options: (String, Seq[String]) => Map[String, String], zones: Boolean = false): Unit = {
-    val fields = (if (zones) ZoneTable.InputSchema else IndexTables.FileTableSchema).fieldNames.toSeq
+    val fields = (if (zones) TableSchemas.ZoneInput else TableSchemas.FileTable).fieldNames.toSeq
     masterKeys.groupBy(_._2).toSeq.sortBy(_._1).foreach { case (key, columns) =>
       rows.where(col("column").isin(columns.keys.toSeq: _*))
         .select(fields.map(col): _*)

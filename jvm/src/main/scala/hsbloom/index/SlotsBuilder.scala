@@ -4,6 +4,8 @@ import scala.collection.mutable
 
 import org.apache.hadoop.fs.Path
 
+import hsbloom.format.FileKey
+
 /**
  * Gathers file-table rows into slot arrays: a slot per file key, and per
  * column the slot, counts and filter address of each row, made dense by

@@ -6,7 +6,7 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
-import hsbloom.log.HeldFile
+import hsbloom.format.{Checksums, SourceFile}
 
 /**
  * The source files an index version holds, read from its file tables. Every
@@ -24,8 +24,8 @@ object SourceListing {
    * how many rows fail their checksums or table parts cannot be read (recorded in `IndexDamage` too), so a caller
    * knows the listing may lack files.
    */
-  def held(dataPaths: Seq[String], dropped: Set[Long], conf: Configuration): (Seq[HeldFile], Int) = {
-    val files = mutable.HashMap[Long, HeldFile]()
+  def held(dataPaths: Seq[String], dropped: Set[Long], conf: Configuration): (Seq[SourceFile], Int) = {
+    val files = mutable.HashMap[Long, SourceFile]()
     val out = new Checksums.RowBytes
     var damaged = 0
     dataPaths.foreach { dataPath =>
@@ -47,11 +47,11 @@ object SourceListing {
             while (rows.next()) {
               if (!IndexDataLoad.intact(rows, out, seed)) bad += 1
               else if (!dropped.contains(rows.long(IndexDataLoad.FileId))) {
-                val file = HeldFile(rows.long(IndexDataLoad.FileId), rows.string(IndexDataLoad.FilePath),
+                val file = SourceFile(rows.long(IndexDataLoad.FileId), rows.string(IndexDataLoad.FilePath),
                   rows.long(IndexDataLoad.FileSize), rows.long(IndexDataLoad.FileMtime))
-                val held = files.getOrElseUpdate(file.id, file)
+                val held = files.getOrElseUpdate(file.fileId, file)
                 if (held != file) {
-                  throw new IllegalStateException(s"file id ${file.id} names two files (${held.path} and ${file.path})")
+                  throw new IllegalStateException(s"file id ${file.fileId} names two files (${held.path} and ${file.path})")
                 }
               }
             }

@@ -4,6 +4,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.Row
 
+import hsbloom.format.{Checksums, TableSchemas}
 import hsbloom.sbbf.Sbbf
 
 /**
@@ -56,14 +57,14 @@ object StoredFilters {
     private var held: Option[(FilterBlocks.Group, Array[Byte])] = None
 
     /**
-     * The filter of `row`, a row of `IndexTables.StoredFileTableSchema` read
+     * The filter of `row`, a row of `TableSchemas.StoredFileTable` read
      * from the table part `part` of `dataPath`, after checking the row, its
      * group's block rows and the filter against their checksums; throws an
      * IllegalStateException naming the damaged file otherwise. Empty for a
      * filter that did not parse when it was written (it has no blocks).
      */
     def verified(row: Row, part: Path, dataPath: String): Array[Byte] = {
-      val s = IndexTables.StoredFileTableSchema
+      val s = TableSchemas.StoredFileTable
       val (filterChecksumAt, rowChecksumAt) = (s.fieldIndex(Checksums.FilterChecksum), s.fieldIndex(Checksums.RowChecksum))
       if (row.isNullAt(filterChecksumAt) || row.isNullAt(rowChecksumAt)) {
         throw new OlderLayoutException(s"index table file $part has no checksums (written by an older hsbloom); " +

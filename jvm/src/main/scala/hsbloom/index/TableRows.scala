@@ -11,6 +11,8 @@ import org.apache.parquet.io.api.{Binary, Converter, GroupConverter, PrimitiveCo
 import org.apache.parquet.schema.{MessageType, Type}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
+import hsbloom.format.Checksums
+
 /**
  * The rows of one Parquet part of an index table (the file table, the zone
  * table), `columns` of them only, read with parquet-java's column readers:

@@ -10,6 +10,9 @@ import org.apache.spark.sql.catalyst.expressions.XXH64
 import org.apache.spark.sql.types._
 import org.apache.spark.util.SerializableConfiguration
 
+import hsbloom.format.{Checksums, FileKey, Layout}
+import hsbloom.format.TableSchemas.{StoredZoneTable, ZoneChecksum, ZoneInput}
+
 /**
  * The zone table of an index version with `granularity="row_group"`
  * (`<data>/zones/`, docs/design/zones.md): one row per source file, row
@@ -21,23 +24,6 @@ import org.apache.spark.util.SerializableConfiguration
  * compacted by a refresh) has no zones, and planning reads its files whole.
  */
 object ZoneTable {
-  val Columns: Seq[StructField] = Seq(
-    StructField("row_group", IntegerType, nullable = false),
-    StructField("row_groups", IntegerType, nullable = false),
-    StructField("zone_start", LongType, nullable = false),
-    StructField("zone_length", LongType, nullable = false))
-  val ZoneChecksum = "zone_checksum"
-
-  /** What the build writes: a file-table row of one row group, then `Columns`. */
-  val InputSchema: StructType = StructType(IndexTables.FileTableSchema.fields ++ Columns)
-  /**
-   * As stored: `InputSchema` without the filter (stored once, in its blocks), the blocks' address, the file-table
-   * checksums, and the zone checksum.
-   */
-  val StoredSchema: StructType = StructType(InputSchema.fields.filterNot(_.name == "filter") ++ FilterBlocks.Columns ++
-    Checksums.FileTableColumns)
-    .add(ZoneChecksum, LongType, nullable = false)
-
   def path(dataPath: String): String = new Path(dataPath, Layout.ZonesTable).toString
 
   /** The checksum of a zone row's own fields, chained to its file-table row checksum. */
@@ -46,24 +32,24 @@ object ZoneTable {
       XXH64.hashLong(rowChecksum, seed))))
 
   /**
-   * Writes rows of `InputSchema` as the zone table of the version at `dataPath` (its filters' blocks too);
+   * Writes rows of `ZoneInput` as the zone table of the version at `dataPath` (its filters' blocks too);
    * `stored`: rows already stored (`storeRows`: adopted files' zones) written in the same write.
    */
   def write(rows: DataFrame, dataPath: String, mode: String, stored: Option[DataFrame] = None): Unit = {
     val conf = new SerializableConfiguration(rows.sparkSession.sessionState.newHadoopConf())
-    val withBlocks = rows.select(InputSchema.fieldNames.map(rows.col).toIndexedSeq: _*)
-      .mapPartitions((part: Iterator[Row]) => storeRows(part, dataPath, conf.value))(Encoders.row(StoredSchema))
+    val withBlocks = rows.select(ZoneInput.fieldNames.map(rows.col).toIndexedSeq: _*)
+      .mapPartitions((part: Iterator[Row]) => storeRows(part, dataPath, conf.value))(Encoders.row(StoredZoneTable))
     IndexTables.write(stored.fold(withBlocks)(s => withBlocks.union(s)), mode, path(dataPath))
   }
 
-  /** Writes rows of `StoredSchema` (`storeRows`' output) as the zone table of the version at `dataPath`. */
+  /** Writes rows of `StoredZoneTable` (`storeRows`' output) as the zone table of the version at `dataPath`. */
   def writeStored(stored: DataFrame, dataPath: String, mode: String): Unit = IndexTables.write(stored, mode, path(dataPath))
 
-  /** Rows of `InputSchema` as rows of `StoredSchema`: filters into this task's side file of `blocks/`, checksums. */
+  /** Rows of `ZoneInput` as rows of `StoredZoneTable`: filters into this task's side file of `blocks/`, checksums. */
   def storeRows(rows: Iterator[Row], dataPath: String, conf: Configuration): Iterator[Row] = {
     val seed = Checksums.directorySeed(dataPath)
     // Where the zone's own fields are once FilterBlocks took the filter out of the row.
-    val n = InputSchema.size - 1
+    val n = ZoneInput.size - 1
     // FilterBlocks reads the file-table fields at their places and appends after the row's own fields.
     FilterBlocks.attach(rows, dataPath, conf).map { r =>
       val rowChecksum = r.getLong(r.length - 1)

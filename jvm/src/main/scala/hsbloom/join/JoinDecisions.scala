@@ -1,6 +1,6 @@
 package hsbloom.join
 
-import hsbloom.ThreadLines
+import hsbloom.rules.ThreadLines
 
 /**
  * What the join rule decided for each join it looked at, for `hs.explain`:

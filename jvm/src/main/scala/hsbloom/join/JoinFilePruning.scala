@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
 
 import hsbloom.catalog.IndexCatalog
 import hsbloom.conf.HsbloomConf
-import hsbloom.log.ColumnSummary
+import hsbloom.format.ColumnSummary
 import hsbloom.pruning.FilePruningRule
 
 /**

@@ -8,12 +8,12 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, LogicalRelation, P
 import org.apache.spark.sql.internal.SQLConf
 
 import hsbloom.catalog.IndexCatalog
+import hsbloom.conf.HsbloomConf
+import hsbloom.format.ColumnSummary
 import hsbloom.index.{GlobalFilterContains, GlobalFilterRef, SealedGlobal}
-import hsbloom.log.ColumnSummary
 import hsbloom.pruning.FilePruningRule
 import hsbloom.rules.{GuardedRule, Nondeterminism}
 import hsbloom.shim.FileSources
-import hsbloom.conf.HsbloomConf
 
 /**
  * Join acceleration (docs/joins.md). For each equality `a = b` (or `a <=> b`)

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, P
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import hsbloom.catalog.IndexCatalog
-import hsbloom.log.ColumnSummary
+import hsbloom.format.ColumnSummary
 import hsbloom.pruning.{ExactCast, FilePruningRule}
 import hsbloom.shim.FileRelation
 

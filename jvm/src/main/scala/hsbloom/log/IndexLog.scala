@@ -8,8 +8,7 @@ import com.google.common.cache.{Cache, CacheBuilder}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 
-import hsbloom.catalog.{ReadFacts, ReadOptions}
-import hsbloom.index.Layout
+import hsbloom.format.{ColumnSummary, FileKey, Layout, LogEntry, LogJson, ReadFacts, ReadOptions}
 
 /**
  * The operation log as query planning reads it: the latest stable entry of an index, and from it what the
@@ -28,7 +27,7 @@ object IndexLog {
       fpp: Double,
       format: String,
       rootPaths: Seq[String],
-      /** The read options as recorded (`hsbloom.catalog.ReadOptions`): verbatim, hashed, and the hashes' salt. */
+      /** The read options as recorded (`hsbloom.format.ReadOptions`): verbatim, hashed, and the hashes' salt. */
       options: ReadOptions.Recorded,
       table: Option[String],
       deltaVersion: Option[Long],
@@ -44,7 +43,7 @@ object IndexLog {
       /** Whether the index has global filters (a sealed column's, with no summary, is in `sealed_global/`). */
       globalFilter: Boolean = false) {
     /** The root paths as `FileKey`s, to match a relation's roots (computed once; entries are cached). */
-    lazy val rootKeys: Set[String] = rootPaths.map(hsbloom.index.FileKey.listed).toSet
+    lazy val rootKeys: Set[String] = rootPaths.map(FileKey.listed).toSet
     def describe: String = {
       val parts = if (dataParts.size > 1) s" in ${dataParts.size} parts" else ""
       s"$indexName (log entry $id${dataVersion.map(v => s", data version $v$parts").getOrElse("")})"

@@ -2,6 +2,8 @@ package hsbloom.log
 
 import java.util.concurrent.{CyclicBarrier, TimeUnit}
 
+import hsbloom.format.State
+
 /**
  * A seam for the tests that stop a writer at a step of its operation, as a crash would, and for the tests of
  * writers racing for one log entry (tests/test_crash_steps.py, tests/test_races.py). Off unless a test sets it:

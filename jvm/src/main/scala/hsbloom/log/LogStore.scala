@@ -11,7 +11,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException, FileSystem, Path}
 import org.apache.hadoop.ipc.RemoteException
 
-import hsbloom.index.Layout
+import hsbloom.format.Layout
 
 /** A log entry over `Layout.MaxLogEntryBytes`: damage (or an attack), never parsed. */
 final class LogEntryTooLargeException(path: String)

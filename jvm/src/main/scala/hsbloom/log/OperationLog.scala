@@ -6,7 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 import hsbloom.HsbloomException
-import hsbloom.index.Layout
+import hsbloom.format.{Layout, LogEntry, LogJson, State}
 
 /**
  * The operation log of one index: its entries, numbered from 0 without gaps, each created only if absent

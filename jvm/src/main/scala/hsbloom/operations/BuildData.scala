@@ -3,11 +3,11 @@ package hsbloom.operations
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.BFIndexConfig
-import hsbloom.build.{BuildInput, EncryptedColumns, BuildRequest, IndexBuild, JobDescription, ListedFile}
-import hsbloom.log.Summary
+import hsbloom.format.{SourceFile, Summary}
+import hsbloom.indexing.{BuildInput, BuildRequest, EncryptedColumns, IndexBuild, JobDescription}
 
 /**
- * The distributed build of one data directory (the work itself is `hsbloom.build.IndexBuild`): the request
+ * The distributed build of one data directory (the work itself is `hsbloom.indexing.IndexBuild`): the request
  * made from the config, and the scan of exactly the listed files of the DataFrame's relation, every row stored in
  * them (`BuildInput`; for Delta that includes rows a deletion vector hides, so a file's filter stays valid at every
  * table version: docs/refresh.md).
@@ -23,7 +23,7 @@ object BuildData {
    * files of the version the directory belongs to), the global filters and zones at `config.sharedFpp`, the
    * global filters at `globalFilterBlocks` blocks where given (so a refresh can OR them with earlier ones).
    */
-  def apply(df: DataFrame, files: Seq[ListedFile], config: BFIndexConfig, versionFiles: Long, dataPath: String,
+  def apply(df: DataFrame, files: Seq[SourceFile], config: BFIndexConfig, versionFiles: Long, dataPath: String,
       description: String, globalFilterBlocks: Map[String, Int] = Map.empty): Summary = {
     val fileFpp = config.fileFpp(versionFiles)
     val request = BuildRequest(
@@ -42,6 +42,6 @@ object BuildData {
       sealing = EncryptedColumns.sealing(df, config.indexedColumns, files))
     val scan = BuildInput.of(df, Some(files.map(_.path)))
     val built = JobDescription.around(df.sparkSession.sparkContext, description)(IndexBuild.build(scan, request))
-    Summary.of(built, fileFpp, config.sharedFpp)
+    built.logSummary(fileFpp, config.sharedFpp)
   }
 }

@@ -3,10 +3,9 @@ package hsbloom.operations
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.{BFIndexConfig, HsbloomException}
-import hsbloom.build.{EncryptedColumns, ListedFile}
 import hsbloom.catalog.Sources
-import hsbloom.index.Layout
-import hsbloom.log.{LogEntry, State}
+import hsbloom.format.{Layout, LogEntry, SourceFile, State}
+import hsbloom.indexing.EncryptedColumns
 
 /** create: the first version of an index, built from every file of its source. */
 object CreateIndex {
@@ -50,7 +49,7 @@ object CreateIndex {
    * Runs `op` from `begin`, building every one of `files` into `begin`'s data version (create, full refresh);
    * returns the ACTIVE entry that completes it.
    */
-  def wholeBuild(op: Operation, begin: LogEntry, df: DataFrame, files: Seq[ListedFile], outcome: String): LogEntry = {
+  def wholeBuild(op: Operation, begin: LogEntry, df: DataFrame, files: Seq[SourceFile], outcome: String): LogEntry = {
     val config = begin.config.get
     val source = begin.source.get
     val dataPath = op.ctx.dataPath(begin.dataVersion.get).toString
@@ -67,7 +66,7 @@ object CreateIndex {
    * `files` although an indexed column is encrypted in one of them, or one's footer is (docs/security.md); else
    * whether their footers are encrypted (indexed sealed: the log then hides the source's schema).
    */
-  def refuseEncrypted(df: DataFrame, columns: Seq[String], files: Seq[ListedFile], doing: String): Boolean =
+  def refuseEncrypted(df: DataFrame, columns: Seq[String], files: Seq[SourceFile], doing: String): Boolean =
     EncryptedColumns.check(df, columns, files).fold(
       why => throw HsbloomException.encryptedSource(s"cannot $doing: $why. Nothing was written"), identity)
 }

@@ -1,7 +1,8 @@
 package hsbloom.operations
 
 import hsbloom.HsbloomException
-import hsbloom.log.{LogEntry, OperationLog, State}
+import hsbloom.format.{LogEntry, State}
+import hsbloom.log.OperationLog
 
 /** Data versions: every build writes a new `v__=N`, so the data of a build that crashed is never read or reused. */
 object DataVersions {

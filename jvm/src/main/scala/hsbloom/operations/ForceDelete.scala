@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.slf4j.LoggerFactory
 
 import hsbloom.HsbloomException
-import hsbloom.log.{LogEntry, Writer}
+import hsbloom.format.{LogEntry, Writer}
 
 /**
  * The forced delete: the way out for an index whose log cannot be followed any more. A normal delete needs a
@@ -31,7 +31,7 @@ object ForceDelete {
     }
     val hasData = ctx.versionDirectories().nonEmpty
     if (ids.isEmpty && !hasData) throw HsbloomException.indexNotFound(s"index '$name' does not exist")
-    if (latest.exists(_.state == hsbloom.log.State.DoesNotExist)) {
+    if (latest.exists(_.state == hsbloom.format.State.DoesNotExist)) {
       throw HsbloomException.indexNotFound(
         if (hasData) s"index '$name' does not exist (already deleted); vacuuming it removes its leftover data"
         else s"index '$name' does not exist")

@@ -10,7 +10,8 @@ import org.apache.spark.sql.SparkSession
 
 import hsbloom.{BFIndexConfig, HsbloomException}
 import hsbloom.conf.HsbloomConf
-import hsbloom.index.{IndexDirectories, IndexPermissions, Layout}
+import hsbloom.format.Layout
+import hsbloom.index.{IndexDirectories, IndexPermissions}
 import hsbloom.log.{IndexLog, OperationLog}
 
 /**

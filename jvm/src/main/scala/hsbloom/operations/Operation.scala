@@ -3,7 +3,7 @@ package hsbloom.operations
 import scala.util.control.NonFatal
 
 import hsbloom.HsbloomException
-import hsbloom.log.{LogEntry, State, Writer}
+import hsbloom.format.{LogEntry, State, Writer}
 
 /**
  * One operation on one index, following the protocol every operation follows (docs/design/log.md):

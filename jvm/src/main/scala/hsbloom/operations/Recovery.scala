@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 import org.slf4j.LoggerFactory
 
 import hsbloom.HsbloomException
-import hsbloom.log.{LogEntry, State, Writer}
+import hsbloom.format.{LogEntry, State, Writer}
 
 /**
  * What operations share about the log's state: the latest entry an operation may start from, the checks of its

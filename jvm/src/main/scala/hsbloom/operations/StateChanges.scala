@@ -3,8 +3,9 @@ package hsbloom.operations
 import org.apache.spark.sql.SparkSession
 
 import hsbloom.HsbloomException
+import hsbloom.format.{LogEntry, State}
 import hsbloom.index.IndexPermissions
-import hsbloom.log.{LogEntry, LogSteps, State}
+import hsbloom.log.LogSteps
 
 /**
  * delete, restore, vacuum and cancel: the operations that change an index's state but build nothing. All but

@@ -9,7 +9,7 @@ import org.apache.spark.sql.SparkSession
 
 import hsbloom.HsbloomException
 import hsbloom.conf.HsbloomConf
-import hsbloom.index.Layout
+import hsbloom.format.Layout
 
 /**
  * Checks that the system path can hold indexes, made before an operation writes anything. Each failure is

@@ -3,8 +3,8 @@ package hsbloom.operations
 import org.apache.spark.sql.SparkSession
 
 import hsbloom.{HsbloomException, VerifyResult}
-import hsbloom.index.{IndexVerify, Layout}
-import hsbloom.log.{LogEntry, State}
+import hsbloom.format.{Layout, LogEntry, State}
+import hsbloom.index.IndexVerify
 
 /**
  * verify: read everything an index holds and report each problem with the file it is in. Queries check what they

@@ -1,6 +1,6 @@
 package hsbloom.pruning
 
-import hsbloom.ThreadLines
+import hsbloom.rules.ThreadLines
 
 /**
  * Scans the pruning rules left unpruned on purpose while a query was planned

@@ -1,6 +1,6 @@
 package hsbloom.pruning
 
-import hsbloom.ThreadLines
+import hsbloom.rules.ThreadLines
 
 /**
  * The pruned listings made in this thread while `collecting` runs, one line

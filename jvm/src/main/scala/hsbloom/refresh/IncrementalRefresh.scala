@@ -3,23 +3,23 @@ package hsbloom.refresh
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.{HsbloomException, RefreshResult}
-import hsbloom.build.{EncryptedColumns, ListedFile}
 import hsbloom.conf.HsbloomConf
-import hsbloom.index.{Layout, SealedGlobal, SealedTable}
-import hsbloom.log.{AdoptionSummary, ColumnSummary, HeldFile, IndexSource, LogEntry, PendingChanges, State, Summary}
+import hsbloom.format.{AdoptionSummary, ColumnSummary, IndexSource, Layout, LogEntry, PendingChanges, SourceFile, State, Summary}
+import hsbloom.index.{SealedGlobal, SealedTable}
+import hsbloom.indexing.EncryptedColumns
 import hsbloom.operations.{BuildData, DataVersions, IndexContext, JobGroup, Operation}
 import hsbloom.refresh.RefreshData.FileSums
 
 /**
  * Incremental refresh: build only the appended files into a new data directory that the new version reads beside
- * the previous version's (minus the deleted files' ids), or, past `maxDataParts` directories, compact: copy the
+ * the previous version's (minus the deleted files' ids), or, past `maxReferredParts` directories, compact: copy the
  * kept rows into one new directory (docs/refresh.md, docs/design/incremental-refresh.md).
  */
 object IncrementalRefresh {
   /** An incremental refresh refers to at most this many data directories; past it, it compacts. */
-  val MaxDataParts = 8
-  /** The bound in force: `MaxDataParts`, unless a test lowers it to reach compaction in a few refreshes (a test knob). */
-  @volatile var maxDataParts: Int = MaxDataParts
+  val MaxReferredParts = 8
+  /** The bound in force: `MaxReferredParts`, unless a test lowers it to compact in a few refreshes (a test knob). */
+  @volatile var maxReferredParts: Int = MaxReferredParts
   /** Inside a compacted version: the appended files' data, before it is merged in. */
   private val Staging = "_appended"
 
@@ -56,10 +56,10 @@ object IncrementalRefresh {
     }
     // New ids above every id the version's directories hold (dropped ones included), so an id names one file.
     val held = changes.kept ++ changes.deleted
-    val firstId = (held.map(_.id) ++ base.droppedFileIds).foldLeft(-1L)(math.max) + 1
-    val appended = changes.appended.sortBy(_.path).zipWithIndex.map { case (f, i) => HeldFile(firstId + i, f.path, f.size, f.mtime) }
+    val firstId = (held.map(_.fileId) ++ base.droppedFileIds).foldLeft(-1L)(math.max) + 1
+    val appended = changes.appended.sortBy(_.path).zipWithIndex.map { case (f, i) => SourceFile(firstId + i, f.path, f.size, f.mtime) }
     val numFiles = changes.kept.size + appended.size
-    val dropped = (base.droppedFileIds.toSet ++ changes.deleted.map(_.id)).toSeq.sorted
+    val dropped = (base.droppedFileIds.toSet ++ changes.deleted.map(_.fileId)).toSeq.sorted
     // An index over encrypted footers keeps hiding the schema (appended files are checked to agree on the keys).
     val current = changes.current
     val source = if (base.source.get.schemaHidden) current.hidingSchema(base.config.get.indexedColumns) else current
@@ -67,7 +67,7 @@ object IncrementalRefresh {
     if (appended.nonEmpty) { refuseUnsealable(ctx, base, df); refuseNewlySealed(ctx, base, df, appended) }
     // The appended files' sealed global filters at the index's sizes, read with the session's keys before anything is written.
     val sealedBlocks = if (appended.isEmpty) Map.empty[String, Int] else sealedGlobalBlocks(ctx, base, df)
-    if (numParts > maxDataParts || dropped.size > numFiles) {
+    if (numParts > maxReferredParts || dropped.size > numFiles) {
       return compact(ctx, base, df, changes, appended, source, sealedBlocks)
     }
     if (appended.isEmpty) { // only deletes: the version reads the same directories, with more ids dropped
@@ -90,7 +90,7 @@ object IncrementalRefresh {
    * summary): a version that also reads `base`'s directories minus `dropped`, or (`dropped` None) a compacted
    * version that reads the new directory alone.
    */
-  private def writeDirectory(ctx: IndexContext, base: LogEntry, changes: SourceChanges, appended: Seq[HeldFile],
+  private def writeDirectory(ctx: IndexContext, base: LogEntry, changes: SourceChanges, appended: Seq[SourceFile],
       source: IndexSource, dropped: Option[Seq[Long]])(work: (Long, String) => Summary): RefreshResult = {
     val version = DataVersions.next(ctx)
     val op = new Operation(ctx, Some(base), "refresh")
@@ -120,15 +120,14 @@ object IncrementalRefresh {
    * filters of every data directory of the version line up and can be OR-ed), each file filter at the fpp for the
    * new version's `numFiles`.
    */
-  private def buildAppended(ctx: IndexContext, base: LogEntry, df: DataFrame, appended: Seq[HeldFile],
+  private def buildAppended(ctx: IndexContext, base: LogEntry, df: DataFrame, appended: Seq[SourceFile],
       dataPath: String, description: String, numFiles: Long, sealedBlocks: Map[String, Int]): Summary = {
     val config = base.config.get
     val summary = base.summary.get
     val blocks = if (!config.globalFilter) Map.empty[String, Int] else summary.columns.map { case (c, s) =>
       c -> RefreshData.globalFilterBlocks(c, s.globalFilterBytes)
     }.toMap ++ sealedBlocks
-    val files = appended.map(f => ListedFile(f.id, f.path, f.size, f.mtime))
-    val built = BuildData(df, files, config, numFiles, dataPath, description, blocks)
+    val built = BuildData(df, appended, config, numFiles, dataPath, description, blocks)
     // A sealed column's sizes are checked where its filters are OR-ed (`SealedGlobal.load`), with keys.
     if (config.globalFilter) config.indexedColumns.filter(c => summary.column(c).isDefined).foreach { c =>
       val (want, got) = (summary.column(c).get.globalFilterBytes, built.column(c).get.globalFilterBytes)
@@ -164,9 +163,9 @@ object IncrementalRefresh {
    * (its counts in the log): the column's filters, global filter included, would be part plaintext and part
    * sealed, the plaintext part weaker than the files that encrypt it. A full refresh seals it whole.
    */
-  private def refuseNewlySealed(ctx: IndexContext, base: LogEntry, df: DataFrame, appended: Seq[HeldFile]): Unit = {
+  private def refuseNewlySealed(ctx: IndexContext, base: LogEntry, df: DataFrame, appended: Seq[SourceFile]): Unit = {
     val columns = base.config.get.indexedColumns
-    val sealing = EncryptedColumns.sealing(df, columns, appended.map(f => ListedFile(f.id, f.path, f.size, f.mtime)))
+    val sealing = EncryptedColumns.sealing(df, columns, appended)
     sealing.toSeq.flatMap(_.masterKeys).find { case (c, _) => base.summary.get.column(c).isDefined }.foreach {
       case (c, key) => throw HsbloomException.encryptedSource(s"cannot refresh index '${ctx.name}' incrementally: " +
         s"column '$c' is encrypted in appended files (master key $key), but the index holds it in plaintext; a " +
@@ -201,13 +200,13 @@ object IncrementalRefresh {
    * Per column, the counts of a version that reads `base`'s directories and the appended files' one, without the
    * deleted files: the base summary's, plus the appended build's, minus the deleted files' rows.
    */
-  private def referringTotals(ctx: IndexContext, base: LogEntry, built: Option[Summary], deleted: Seq[HeldFile])
+  private def referringTotals(ctx: IndexContext, base: LogEntry, built: Option[Summary], deleted: Seq[SourceFile])
       : Map[String, FileSums] = {
     val columns = base.config.get.indexedColumns
     val removed = if (deleted.isEmpty) Map.empty[String, FileSums] else {
       JobGroup.around(ctx.spark, JobGroup.id("refresh", ctx.name), "hsbloom: counting the deleted files' rows",
         cancelOnFailure = false) {
-        RefreshData.fileStatistics(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), deleted.map(_.id).sorted, columns)
+        RefreshData.fileStatistics(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), deleted.map(_.fileId).sorted, columns)
       }
     }
     val none = FileSums(0, 0, 0, 0, 0)
@@ -225,13 +224,13 @@ object IncrementalRefresh {
    * previous version's directories copied, the appended files built, the global filters OR-ed.
    */
   private def compact(ctx: IndexContext, base: LogEntry, df: DataFrame, changes: SourceChanges,
-      appended: Seq[HeldFile], source: IndexSource, sealedBlocks: Map[String, Int]): RefreshResult = {
+      appended: Seq[SourceFile], source: IndexSource, sealedBlocks: Map[String, Int]): RefreshResult = {
     val config = base.config.get
     // Sealed rows (docs/design/encryption.md) are copied decrypted with this session's keys and sealed again with
     // the keys the files name now, before anything is written (a session that cannot is refused, naming it).
     val sealing = if (!base.parts.exists(v => ctx.fs.exists(new org.apache.hadoop.fs.Path(SealedTable.path(
         ctx.dataPath(v).toString))))) None else {
-      val files = (changes.kept ++ appended).map(f => ListedFile(f.id, f.path, f.size, f.mtime))
+      val files = changes.kept ++ appended
       Some(EncryptedColumns.sealing(df, config.indexedColumns, files).getOrElse(throw HsbloomException.encryptedSource(
         s"cannot refresh index '${ctx.name}' incrementally: its data directories need compacting, which copies " +
           "its sealed rows (docs/design/encryption.md), and the source is read without a crypto factory " +
@@ -245,9 +244,9 @@ object IncrementalRefresh {
       val staging = Option.when(appended.nonEmpty)(s"$dataPath/$Staging")
       val built = staging.map(buildAppended(ctx, base, df, appended, _, description, numFiles, sealedBlocks))
       val stats = RefreshData.assemble(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging, dataPath,
-        changes.kept.map(_.id), config.indexedColumns, config.globalFilter)
+        changes.kept.map(_.fileId), config.indexedColumns, config.globalFilter)
       sealing.foreach(RefreshData.assembleSealed(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging,
-        dataPath, changes.kept.map(_.id), _))
+        dataPath, changes.kept.map(_.fileId), _))
       val oldPaths = base.parts.map(v => ctx.dataPath(v).toString)
       if (config.globalFilter && oldPaths.exists(p => ctx.fs.exists(new org.apache.hadoop.fs.Path(SealedGlobal.path(p))))) {
         sealing.foreach(RefreshData.assembleSealedGlobal(ctx.spark, oldPaths ++ staging, dataPath, _))

@@ -9,7 +9,8 @@ import org.apache.spark.sql.{DataFrame, Observation, Row, SparkSession}
 import org.apache.spark.sql.functions.{broadcast, coalesce, col, count, input_file_name, length, lit, sum, when}
 import org.apache.spark.sql.types.{LongType, StructType}
 
-import hsbloom.index.{FileKey, IndexTables}
+import hsbloom.format.{FileKey, TableSchemas}
+import hsbloom.index.IndexTables
 import hsbloom.sbbf.Sbbf
 
 /**
@@ -125,20 +126,20 @@ object RefreshData {
    * (`sealing`: the keys the files name now). A compacted version has no zones, sealed or not.
    */
   def assembleSealed(spark: SparkSession, oldPaths: Seq[String], appendedPath: Option[String], newPath: String,
-      keptIds: Seq[Long], sealing: hsbloom.build.EncryptedColumns.Sealing): Unit = {
+      keptIds: Seq[Long], sealing: hsbloom.indexing.EncryptedColumns.Sealing): Unit = {
     import hsbloom.index.SealedTable
     def read(paths: Seq[String]): Option[DataFrame] = {
       val tables = paths.map(SealedTable.path).filter { p =>
         val path = new Path(p)
         path.getFileSystem(spark.sessionState.newHadoopConf()).exists(path)
       }
-      Option.when(tables.nonEmpty)(spark.read.options(sealing.readOptions).schema(IndexTables.FileTableSchema)
+      Option.when(tables.nonEmpty)(spark.read.options(sealing.readOptions).schema(TableSchemas.FileTable)
         .parquet(tables: _*))
     }
     val kept = spark.createDataFrame(keptIds.map(id => Row(id)).asJava,
       new StructType().add("file_id", LongType, nullable = false))
     val carried = read(oldPaths).map(_.join(broadcast(kept), "file_id"))
-    val rows = (carried.toSeq ++ read(appendedPath.toSeq)).map(_.select(IndexTables.FileTableSchema.fieldNames.map(col)
+    val rows = (carried.toSeq ++ read(appendedPath.toSeq)).map(_.select(TableSchemas.FileTable.fieldNames.map(col)
       .toIndexedSeq: _*)).reduceOption(_.unionByName(_))
     rows.foreach(SealedTable.write(_, newPath, sealing.masterKeys, sealing.options))
   }
@@ -152,7 +153,7 @@ object RefreshData {
    * be read: the refresh fails and the previous version stays.
    */
   def assembleSealedGlobal(spark: SparkSession, paths: Seq[String], newPath: String,
-      sealing: hsbloom.build.EncryptedColumns.Sealing): Unit = {
+      sealing: hsbloom.indexing.EncryptedColumns.Sealing): Unit = {
     import hsbloom.index.SealedGlobal
     val conf = spark.sessionState.newHadoopConfWithOptions(sealing.readOptions)
     val loaded = sealing.masterKeys.keys.toSeq.sorted.map { c =>
@@ -160,7 +161,7 @@ object RefreshData {
         s"the sealed global filter of '$c' cannot be read with this session's keys: $why"), identity)
     }
     val chunks = spark.createDataFrame(loaded.map { case (c, l) =>
-      Row(c, 0, 1, l.serialized.length.toLong, l.serialized) }.asJava, IndexTables.GlobalTableSchema)
+      Row(c, 0, 1, l.serialized.length.toLong, l.serialized) }.asJava, TableSchemas.GlobalTable)
     SealedGlobal.write(spark, chunks, loaded.map { case (c, l) => c -> l.counts }.toMap, newPath, sealing.masterKeys,
       sealing.options)
   }
@@ -222,6 +223,6 @@ object RefreshData {
       }
       Row(column, index, c.numChunks, c.filterBytes, c.bytes)
     }
-    IndexTables.writeGlobalTable(spark.createDataFrame(merged, IndexTables.GlobalTableSchema), newPath, "errorifexists")
+    IndexTables.writeGlobalTable(spark.createDataFrame(merged, TableSchemas.GlobalTable), newPath, "errorifexists")
   }
 }

@@ -6,10 +6,9 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.slf4j.LoggerFactory
 
 import hsbloom.{HsbloomException, RefreshResult}
-import hsbloom.build.ListedFile
 import hsbloom.catalog.Sources
-import hsbloom.index.{IndexDamage, Layout, SourceListing}
-import hsbloom.log.{HeldFile, LogEntry, State}
+import hsbloom.format.{Layout, LogEntry, SourceFile, State}
+import hsbloom.index.{IndexDamage, SourceListing}
 import hsbloom.operations.{CreateIndex, DataVersions, IndexContext, JobGroup, Operation, Recovery}
 
 /**
@@ -60,14 +59,14 @@ object RefreshIndex {
     result
   }
 
-  def appendedAsListed(changes: SourceChanges): Seq[ListedFile] =
-    changes.appended.zipWithIndex.map { case (f, i) => ListedFile(i, f.path, f.size, f.mtime) }
+  def appendedAsListed(changes: SourceChanges): Seq[SourceFile] =
+    changes.appended.zipWithIndex.map { case (f, i) => SourceFile(i, f.path, f.size, f.mtime) }
 
   /**
    * The files `base` holds. A full refresh rebuilds from the source alone, so damaged tables only make it count
    * every file as appended; the other modes keep the data and need the whole listing.
    */
-  private def held(ctx: IndexContext, base: LogEntry, mode: String): Seq[HeldFile] = {
+  private def held(ctx: IndexContext, base: LogEntry, mode: String): Seq[SourceFile] = {
     if (!base.dataLayout.contains(Layout.DataLayout)) return base.source.get.legacyFiles.sortBy(_.path)
     val dataPaths = base.parts.map(v => ctx.dataPath(v).toString)
     val (files, damaged) = try SourceListing.held(dataPaths, base.droppedFileIds.toSet, ctx.conf) catch {

@@ -4,10 +4,8 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.{DataType, StructType}
 import org.slf4j.LoggerFactory
 
-import hsbloom.build.ListedFile
 import hsbloom.catalog.Sources
-import hsbloom.index.FileKey
-import hsbloom.log.{FileFingerprint, HeldFile, IndexSource, LogEntry, PendingChanges}
+import hsbloom.format.{FileFingerprint, FileKey, IndexSource, LogEntry, PendingChanges, SourceFile}
 
 /**
  * How a source differs from the files an index version holds: `appended` (new files, and new contents of changed
@@ -16,15 +14,15 @@ import hsbloom.log.{FileFingerprint, HeldFile, IndexSource, LogEntry, PendingCha
  */
 final case class SourceChanges(
     current: IndexSource,
-    listing: Option[Seq[ListedFile]],
+    listing: Option[Seq[SourceFile]],
     appended: Seq[FileFingerprint],
-    deleted: Seq[HeldFile],
-    kept: Seq[HeldFile]) {
+    deleted: Seq[SourceFile],
+    kept: Seq[SourceFile]) {
   def isEmpty: Boolean = appended.isEmpty && deleted.isEmpty
 
   /** The changes as a quick refresh records them (None: nothing changed). */
   def pending: Option[PendingChanges] = Option.when(!isEmpty)(PendingChanges(System.currentTimeMillis(),
-    current.deltaVersion, appended.sortBy(_.path), deleted.map(_.id).sorted))
+    current.deltaVersion, appended.sortBy(_.path), deleted.map(_.fileId).sorted))
 }
 
 /**
@@ -45,7 +43,7 @@ object SourceChanges {
   }
 
   /** The changes between `held`, the files `base`'s data holds, and the source `df` reads now. */
-  def compare(spark: SparkSession, base: LogEntry, held: Seq[HeldFile], df: DataFrame): SourceChanges = {
+  def compare(spark: SparkSession, base: LogEntry, held: Seq[SourceFile], df: DataFrame): SourceChanges = {
     val columns = base.config.get.indexedColumns
     val old = base.source.get
     val fromLog = if (old.format != "delta") None else {
@@ -58,7 +56,7 @@ object SourceChanges {
     }
   }
 
-  private def listingChanges(held: Seq[HeldFile], current: IndexSource, listing: Seq[ListedFile]): SourceChanges = {
+  private def listingChanges(held: Seq[SourceFile], current: IndexSource, listing: Seq[SourceFile]): SourceChanges = {
     val now = listing.map(f => FileKey.listed(f.path) -> f).toMap
     val (kept, deleted) = held.partition { f =>
       now.get(FileKey.listed(f.path)).exists(l => l.size == f.size && l.mtime == f.mtime)
@@ -69,7 +67,7 @@ object SourceChanges {
   }
 
   /** From the Delta log's commits since `old.deltaVersion`; None when they cannot be read (compare listings then). */
-  private def deltaChanges(spark: SparkSession, old: IndexSource, held: Seq[HeldFile], current: IndexSource)
+  private def deltaChanges(spark: SparkSession, old: IndexSource, held: Seq[SourceFile], current: IndexSource)
       : Option[SourceChanges] = {
     val (from, to) = (old.deltaVersion.get, current.deltaVersion.get)
     if (to == from) return Some(SourceChanges(current, None, Nil, Nil, held))
@@ -80,7 +78,7 @@ object SourceChanges {
     }
     val byKey = held.map(f => FileKey.listed(f.path) -> f).toMap
     val appended = Seq.newBuilder[FileFingerprint]
-    val deleted = Seq.newBuilder[HeldFile]
+    val deleted = Seq.newBuilder[SourceFile]
     touched.foreach { t =>
       val indexed = byKey.get(t.key)
       // The same physical file (e.g. a new deletion vector): its filter still holds.
@@ -90,7 +88,7 @@ object SourceChanges {
         indexed.foreach(deleted += _)
       }
     }
-    val gone = deleted.result().map(_.id).toSet
-    Some(SourceChanges(current, None, appended.result(), deleted.result(), held.filterNot(f => gone.contains(f.id))))
+    val gone = deleted.result().map(_.fileId).toSet
+    Some(SourceChanges(current, None, appended.result(), deleted.result(), held.filterNot(f => gone.contains(f.fileId))))
   }
 }

@@ -36,6 +36,9 @@ package hsbloom
  *    `private[spark]` access only inside `org.apache.spark`.
  *  - `JarObjectInput`: Java deserialization that resolves classes with the
  *    jar's class loader.
+ *  - `DelegatingFileIndex`: a `FileIndex` that forwards every member of
+ *    Spark's internal trait to another one but `listFiles`, for hsbloom's
+ *    wrappers (the build's selection of files, the pruning's file indexes).
  *  - `Datasets`: the DataFrame of a logical plan (`classic.Dataset.ofRows`), for
  *    the query of `EXPLAIN BLOOMFILTER`. Declared in `org.apache.spark.sql.hsbloom`
  *    (its file is in this folder), since Spark keeps `ofRows` `private[sql]`.

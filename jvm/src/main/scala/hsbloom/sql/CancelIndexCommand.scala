@@ -3,7 +3,7 @@ package hsbloom.sql
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.Hyperspace
+import hsbloom.api.HyperspaceApi
 
 /**
  * `CANCEL BLOOMFILTER INDEX name`: `cancel`. Returns an index whose operation was interrupted to the stable
@@ -11,7 +11,7 @@ import hsbloom.Hyperspace
  */
 final case class CancelIndexCommand(name: String) extends LeafRunnableCommand {
   override def run(sparkSession: SparkSession): Seq[Row] = {
-    new Hyperspace(sparkSession).cancel(name)
+    new HyperspaceApi(sparkSession).cancel(name)
     Seq.empty
   }
 }

@@ -4,7 +4,8 @@ import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.{BFIndexConfig, HsbloomException, Hyperspace}
+import hsbloom.{BFIndexConfig, HsbloomException}
+import hsbloom.api.HyperspaceApi
 
 /**
  * `CREATE BLOOMFILTER INDEX [IF NOT EXISTS] name ON table (column, ...) [OPTIONS (...)]`: `createIndex` over
@@ -21,7 +22,7 @@ final case class CreateIndexCommand(source: LogicalPlan, name: String, columns: 
   def config: BFIndexConfig = IndexOptions.config(name, columns, options)
 
   override def run(sparkSession: SparkSession): Seq[Row] = {
-    try new Hyperspace(sparkSession).createIndex(SourceTable.dataFrame(sparkSession, source), config)
+    try new HyperspaceApi(sparkSession).createIndex(SourceTable.dataFrame(sparkSession, source), config)
     catch { case e: HsbloomException if ifNotExists && e.condition == HsbloomException.IndexExists => () }
     Seq.empty
   }

@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.{Hyperspace, IndexInfo}
+import hsbloom.IndexInfo
+import hsbloom.api.HyperspaceApi
 
 /**
  * `DESCRIBE BLOOMFILTER INDEX name`: `index(name)` as one row of `IndexInfo.schema` (a wide row rather than
@@ -15,5 +16,5 @@ final case class DescribeIndexCommand(name: String) extends LeafRunnableCommand 
   override val output: Seq[Attribute] = DataTypeUtils.toAttributes(IndexInfo.schema)
 
   override def run(sparkSession: SparkSession): Seq[Row] =
-    Seq(IndexInfo.toRow(new Hyperspace(sparkSession).index(name)))
+    Seq(IndexInfo.toRow(new HyperspaceApi(sparkSession).index(name)))
 }

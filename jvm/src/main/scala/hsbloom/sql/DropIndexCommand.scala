@@ -3,7 +3,8 @@ package hsbloom.sql
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.{HsbloomException, Hyperspace}
+import hsbloom.HsbloomException
+import hsbloom.api.HyperspaceApi
 
 /**
  * `DROP BLOOMFILTER INDEX [IF EXISTS] name [FORCE]`: `deleteIndex` (a soft delete: RESTORE undoes it, VACUUM
@@ -11,7 +12,7 @@ import hsbloom.{HsbloomException, Hyperspace}
  */
 final case class DropIndexCommand(name: String, ifExists: Boolean, force: Boolean) extends LeafRunnableCommand {
   override def run(sparkSession: SparkSession): Seq[Row] = {
-    try new Hyperspace(sparkSession).deleteIndex(name, force)
+    try new HyperspaceApi(sparkSession).deleteIndex(name, force)
     catch { case e: HsbloomException if ifExists && e.condition == HsbloomException.IndexNotFound => () }
     Seq.empty
   }

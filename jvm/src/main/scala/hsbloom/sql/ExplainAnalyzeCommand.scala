@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.Hyperspace
+import hsbloom.api.HyperspaceApi
 
 /**
  * `EXPLAIN BLOOMFILTER ANALYZE statement`: `runExplainedString`, which runs the statement (like PostgreSQL's
@@ -16,5 +16,5 @@ final case class ExplainAnalyzeCommand(statement: String) extends LeafRunnableCo
   override val output: Seq[Attribute] = DataTypeUtils.toAttributes(ExplainQueryCommand.schema)
 
   override def run(sparkSession: SparkSession): Seq[Row] =
-    Seq(Row(new Hyperspace(sparkSession).runExplainedString(statement)))
+    Seq(Row(new HyperspaceApi(sparkSession).runExplainedString(statement)))
 }

@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.hsbloom.Datasets
 import org.apache.spark.sql.types.{StringType, StructType}
 
-import hsbloom.Hyperspace
+import hsbloom.api.HyperspaceApi
 
 /**
  * `EXPLAIN BLOOMFILTER query`: `explainString` of the query (the plans with and without hsbloom, the indexes
@@ -19,7 +19,7 @@ final case class ExplainQueryCommand(query: LogicalPlan) extends LeafRunnableCom
   override val output: Seq[Attribute] = DataTypeUtils.toAttributes(ExplainQueryCommand.schema)
 
   override def run(sparkSession: SparkSession): Seq[Row] =
-    Seq(Row(new Hyperspace(sparkSession).explainString(Datasets.ofRows(sparkSession, query))))
+    Seq(Row(new HyperspaceApi(sparkSession).explainString(Datasets.ofRows(sparkSession, query))))
 }
 
 object ExplainQueryCommand {

@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.{Hyperspace, RefreshResult}
+import hsbloom.RefreshResult
+import hsbloom.api.HyperspaceApi
 
 /**
  * `REFRESH BLOOMFILTER INDEX name [FULL | INCREMENTAL | QUICK]`: `refreshIndex`, one row saying what it did
@@ -16,5 +17,5 @@ final case class RefreshIndexCommand(name: String, mode: String) extends LeafRun
   override val output: Seq[Attribute] = DataTypeUtils.toAttributes(RefreshResult.schema)
 
   override def run(sparkSession: SparkSession): Seq[Row] =
-    Seq(RefreshResult.toRow(new Hyperspace(sparkSession).refreshIndex(name, mode)))
+    Seq(RefreshResult.toRow(new HyperspaceApi(sparkSession).refreshIndex(name, mode)))
 }

@@ -3,7 +3,7 @@ package hsbloom.sql
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.Hyperspace
+import hsbloom.api.HyperspaceApi
 
 /**
  * `RESTORE BLOOMFILTER INDEX name`: `restoreIndex`. Makes a DELETED index ACTIVE again. No rows, as Spark's
@@ -11,7 +11,7 @@ import hsbloom.Hyperspace
  */
 final case class RestoreIndexCommand(name: String) extends LeafRunnableCommand {
   override def run(sparkSession: SparkSession): Seq[Row] = {
-    new Hyperspace(sparkSession).restoreIndex(name)
+    new HyperspaceApi(sparkSession).restoreIndex(name)
     Seq.empty
   }
 }

@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.{Hyperspace, IndexInfo}
+import hsbloom.IndexInfo
+import hsbloom.api.HyperspaceApi
 
 /**
  * `SHOW FILES IN BLOOMFILTER INDEX name`: `indexFiles(name)`, one row per source file the index's current
@@ -16,5 +17,5 @@ final case class ShowIndexFilesCommand(name: String) extends LeafRunnableCommand
   override val output: Seq[Attribute] = DataTypeUtils.toAttributes(IndexInfo.filesSchema)
 
   override def run(sparkSession: SparkSession): Seq[Row] =
-    new Hyperspace(sparkSession).indexFiles(name).collect().toSeq
+    new HyperspaceApi(sparkSession).indexFiles(name).collect().toSeq
 }

@@ -6,7 +6,8 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.{HsbloomException, Hyperspace, IndexInfo}
+import hsbloom.{HsbloomException, IndexInfo}
+import hsbloom.api.HyperspaceApi
 
 /**
  * `SHOW BLOOMFILTER INDEXES [ON table]`: `indexes()`, one row per index (`IndexInfo.listingSchema`). With ON,
@@ -18,7 +19,7 @@ final case class ShowIndexesCommand(source: Option[LogicalPlan]) extends LeafRun
   override val output: Seq[Attribute] = DataTypeUtils.toAttributes(IndexInfo.listingSchema)
 
   override def run(sparkSession: SparkSession): Seq[Row] = {
-    val hs = new Hyperspace(sparkSession)
+    val hs = new HyperspaceApi(sparkSession)
     val listed = hs.indexes().collect().toSeq
     source match {
       case None => listed
@@ -28,7 +29,7 @@ final case class ShowIndexesCommand(source: Option[LogicalPlan]) extends LeafRun
     }
   }
 
-  private def covers(hs: Hyperspace, key: SourceKey, row: Row): Boolean =
+  private def covers(hs: HyperspaceApi, key: SourceKey, row: Row): Boolean =
     row.getAs[String]("state") != "UNREADABLE" && {
       try key.covers(hs.index(row.getAs[String]("name")).source)
       catch {

@@ -3,7 +3,7 @@ package hsbloom.sql
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.Hyperspace
+import hsbloom.api.HyperspaceApi
 
 /**
  * `VACUUM BLOOMFILTER INDEX name`: `vacuumIndex`. Removes a DELETED index's data for good (freeing its name),
@@ -11,7 +11,7 @@ import hsbloom.Hyperspace
  */
 final case class VacuumIndexCommand(name: String) extends LeafRunnableCommand {
   override def run(sparkSession: SparkSession): Seq[Row] = {
-    new Hyperspace(sparkSession).vacuumIndex(name)
+    new HyperspaceApi(sparkSession).vacuumIndex(name)
     Seq.empty
   }
 }

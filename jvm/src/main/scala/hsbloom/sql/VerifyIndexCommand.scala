@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 
-import hsbloom.{Hyperspace, VerifyResult}
+import hsbloom.VerifyResult
+import hsbloom.api.HyperspaceApi
 
 /**
  * `VERIFY BLOOMFILTER INDEX name`: `verifyIndex`, one row (`VerifyResult.schema`). A damaged index is a row
@@ -15,5 +16,5 @@ final case class VerifyIndexCommand(name: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = DataTypeUtils.toAttributes(VerifyResult.schema)
 
   override def run(sparkSession: SparkSession): Seq[Row] =
-    Seq(VerifyResult.toRow(new Hyperspace(sparkSession).verifyIndex(name)))
+    Seq(VerifyResult.toRow(new HyperspaceApi(sparkSession).verifyIndex(name)))
 }

@@ -15,6 +15,7 @@ import org.apache.spark.sql.{Row, SparkSession}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
+import hsbloom.format.TableSchemas
 import hsbloom.sbbf.Sbbf
 
 /**
@@ -57,7 +58,7 @@ class SealedGlobalSuite extends AnyFunSuite with BeforeAndAfterAll {
       val chunks = bytes.grouped(300).toSeq // several chunks, as a large filter is stored
       chunks.zipWithIndex.map { case (chunk, i) => Row(c, i, chunks.size, bytes.length.toLong, chunk) }
     }
-    val chunks = spark.createDataFrame(rows.asJava, IndexTables.GlobalTableSchema)
+    val chunks = spark.createDataFrame(rows.asJava, TableSchemas.GlobalTable)
     SealedGlobal.write(spark, chunks, filters.map { case (c, (_, n)) => c -> n }, dataPath, masterKeys,
       SealedTable.writeOptions(_, "k2", footerEncrypted, keyed, _))
     dataPath

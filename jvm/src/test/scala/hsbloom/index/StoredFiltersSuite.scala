@@ -7,6 +7,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.Row
 import org.scalatest.funsuite.AnyFunSuite
 
+import hsbloom.format.{Checksums, TableSchemas}
 import hsbloom.sbbf.Sbbf
 
 /**
@@ -40,9 +41,9 @@ class StoredFiltersSuite extends AnyFunSuite {
     // The two last groups are laid out in several batches of stripes, the 1 MiB one ending in a partial stripe.
     val rows = written(dataPath, Seq(1 -> 32, 1 -> 4096, 2 -> 1024, 3 -> 2048, 9 -> 512, 20 -> 8192, 3 -> (1 << 20),
       40 -> 65536))
-    val s = IndexTables.StoredFileTableSchema
+    val s = TableSchemas.StoredFileTable
     // attach's rows: every stored column but the last, `filter_source`, which writeFileTable adds.
-    assert(s.fieldNames.last == IndexTables.FilterSource)
+    assert(s.fieldNames.last == TableSchemas.FilterSource)
     assert(rows.forall(_._1.length == s.size - 1) && !s.fieldNames.contains("filter"))
     val part = new Path(IndexTables.filesPath(dataPath), "part-0.parquet")
     val reader = new StoredFilters.Reader(conf)
@@ -94,7 +95,7 @@ class StoredFiltersSuite extends AnyFunSuite {
     def row(id: Long, filter: Array[Byte]) = Row(id, s"file:/data/part-$id.parquet", 10L, 20L, "c", 40L, 0L, 40L, filter)
     val attached = FilterBlocks.attach(Iterator(row(0, sbbf.toBytes), row(1, sbbf.toBytes ++ Array[Byte](1, 2, 3))),
       dataPath, conf).toSeq.sortBy(_.getLong(0))
-    val checksum = IndexTables.StoredFileTableSchema.fieldIndex(Checksums.FilterChecksum)
+    val checksum = TableSchemas.StoredFileTable.fieldIndex(Checksums.FilterChecksum)
     assert(attached.map(_.getLong(checksum)).distinct == Seq(Checksums.xxh64(sbbf.toBytes, 0L)))
     val part = new Path(IndexTables.filesPath(dataPath), "part-0.parquet")
     attached.foreach(r => assert(new StoredFilters.Reader(conf).verified(r, part, dataPath).sameElements(sbbf.toBytes)))

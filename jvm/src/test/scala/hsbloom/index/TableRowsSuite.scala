@@ -14,6 +14,8 @@ import org.apache.parquet.hadoop.util.HadoopOutputFile
 import org.apache.parquet.schema.{MessageType, MessageTypeParser}
 import org.scalatest.funsuite.AnyFunSuite
 
+import hsbloom.format.Checksums
+
 /**
  * The column-wise rows of a file table (`TableRows`) are the rows a record
  * reader reads, and their checksums are over the bytes row checksums have

@@ -8,7 +8,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 
-import hsbloom.index.Layout
+import hsbloom.format.Layout
 
 class LogStoreSuite extends AnyFunSuite {
   private val conf = new Configuration()

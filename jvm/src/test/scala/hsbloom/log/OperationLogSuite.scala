@@ -12,6 +12,7 @@ import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.{BFIndexConfig, HsbloomException}
+import hsbloom.format.{LogEntry, State, Writer}
 import hsbloom.operations.DataVersions
 
 /** An index's operation log on storage: create-if-absent under contention, reads, damage, writers, versions. */
@@ -134,7 +135,7 @@ class OperationLogSuite extends AnyFunSuite {
 
   test("an entry larger than readers accept is never written") {
     val (log, _) = freshLog()
-    val huge = entry(0, State.Creating).copy(message = Some("x" * (hsbloom.index.Layout.MaxLogEntryBytes.toInt + 1)))
+    val huge = entry(0, State.Creating).copy(message = Some("x" * (hsbloom.format.Layout.MaxLogEntryBytes.toInt + 1)))
     val e = intercept[HsbloomException](log.append(None, huge))
     assert(e.condition == HsbloomException.IndexState && e.text.contains("it was not written"))
     assert(log.ids().isEmpty)

@@ -13,7 +13,8 @@ import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.schema.MessageType
 import org.apache.spark.sql.SparkSession
 
-import hsbloom.index.{Checksums, FileKey, FilterBlocks, IndexData, IndexDataLoad, IndexTables, SlotsBuilder, TableRows}
+import hsbloom.format.{Checksums, FileKey}
+import hsbloom.index.{FilterBlocks, IndexData, IndexDataLoad, IndexTables, SlotsBuilder, TableRows}
 import hsbloom.pruning.PredicateTranslation.Probe
 import hsbloom.pruning.SlotPredicates
 

@@ -6,8 +6,8 @@ import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnarBatchRow}
 import org.apache.spark.unsafe.types.UTF8String
 
-import hsbloom.build.{BuildRequest, ListedFile, MapSettings, MapSide, ScanInput}
-import hsbloom.index.FileKey
+import hsbloom.format.{FileKey, SourceFile}
+import hsbloom.indexing.{BuildRequest, MapSettings, MapSide, ScanInput}
 import hsbloom.sbbf.ParquetHash
 
 /**
@@ -45,7 +45,7 @@ object MapSideBench {
       b.setNumRows(n)
       b
     }
-    val listed = (0 until files).map(f => ListedFile(f, s"file:/bench/f$f.parquet", 1000L, 0L))
+    val listed = (0 until files).map(f => SourceFile(f, s"file:/bench/f$f.parquet", 1000L, 0L))
     val listing = listed.map(f => FileKey.listed(f.path) -> f).toMap
     val names = listed.map(f => UTF8String.fromString(f.path))
     val settings = MapSettings(Array(LongType, StringType),

@@ -5,6 +5,7 @@ import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.datasources.{FileStatusWithMetadata, PartitionDirectory}
 
+import hsbloom.format.TableSchemas
 import hsbloom.index.{IndexData, IndexTables}
 import hsbloom.pruning.PredicateTranslation.Probe
 import hsbloom.pruning.SlotPredicates
@@ -36,7 +37,7 @@ object ScaleBench {
       val sbbf = Sbbf.ofBytes(bitsetBytes)
       (0 until valuesPerFile).foreach(v => sbbf.insertHash(valueHash(f, v)))
       Row(f.toLong, path(f), 1000L + f, 7L, Column, valuesPerFile.toLong, 0L, valuesPerFile.toLong, sbbf.toBytes)
-    }(org.apache.spark.sql.Encoders.row(IndexTables.FileTableSchema))
+    }(org.apache.spark.sql.Encoders.row(TableSchemas.FileTable))
     IndexTables.writeFileTable(rows.toDF(), dataPath, "errorifexists")
     dataPath
   }
