@@ -24,6 +24,31 @@ def versionFromJar(prefix: String): String = {
 val sparkVersion = versionFromJar("spark-core_2.13-")
 val sparkScalaVersion = versionFromJar("scala-library-")
 
+/**
+ * The delta-spark release the Python package pins (its `delta` extra in ../pyproject.toml), so the Scala tests
+ * read and write Delta tables with the Delta the Python tests and users run.
+ */
+val deltaVersion: String = {
+  val text = IO.read(file("..") / "pyproject.toml")
+  """"delta-spark==([^"]+)"""".r.findFirstMatchIn(text).map(_.group(1))
+    .getOrElse(sys.error("no delta-spark==<version> pin in ../pyproject.toml"))
+}
+
+/**
+ * Delta for the Scala tests only (the jar recognizes Delta's classes by name: hsbloom/shim/Delta.scala), built for
+ * this Spark's major.minor. Spark and what pyspark's jars/ folder already holds come from that folder alone:
+ * Delta's own dependencies on them are excluded, so no second Spark, Hadoop, Parquet or Jackson reaches the test
+ * classpath.
+ */
+lazy val deltaForTests: ModuleID = {
+  val sparkLine = sparkVersion.split('.').take(2).mkString(".")
+  ("io.delta" % s"delta-spark_${sparkLine}_2.13" % deltaVersion % Test).excludeAll(
+    Seq("org.apache.spark", "org.apache.hadoop", "org.apache.parquet", "com.fasterxml.jackson.core",
+      "com.fasterxml.jackson.datatype", "com.fasterxml.jackson.module", "org.apache.logging.log4j", "org.slf4j",
+      "org.scala-lang", "org.scala-lang.modules", "com.github.luben", "commons-logging", "commons-pool",
+      "io.airlift", "com.google.code.findbugs", "javax.annotation", "org.antlr", "org.roaringbitmap").map(ExclusionRule(_)): _*)
+}
+
 /** hsbloom's version comes from the Python package, the single source. */
 val hsbloomVersion: String = {
   val text = IO.read(file("..") / "hsbloom" / "version.py")
@@ -53,7 +78,7 @@ lazy val root = (project in file("."))
   .settings(
     compiledAgainstSpark,
     name := "hsbloom",
-    libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+    libraryDependencies ++= Seq("org.scalatest" %% "scalatest" % "3.2.19" % Test, deltaForTests),
     // A resource that says which Spark and Scala the jar was built for; the
     // extension compares it with the running Spark at session start.
     Compile / resourceGenerators += Def.task {

@@ -1,36 +1,20 @@
 package hsbloom
 
-import java.nio.file.Files
-
-import scala.util.chaining._
-
-import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.Row
 import org.apache.spark.sql.execution.SparkPlan
-import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.explain.PruningExplain
+import hsbloom.testing.SharedSession
 
 /**
  * The Scala API (`hsbloom.Hyperspace`) as a Scala or Java job uses it: on a real local session with hsbloom's
  * extension, over Parquet written by Spark. Each operation once, the answers of queries with hsbloom on equal to
  * those with it off while fewer files are read, and bad input as `HsbloomException`s with their error classes.
  */
-class HyperspaceSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val root = Files.createTempDirectory("hyperspace-suite")
-  private lazy val spark: SparkSession = SparkSession.builder().master("local[2]").appName("HyperspaceSuite")
-    .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-    .config("spark.sql.extensions", classOf[HsbloomExtension].getName)
-    .config("spark.sql.warehouse.dir", root.resolve("warehouse").toString)
-    .config("spark.hsbloom.system.path", root.resolve("indexes").toString)
-    .config("spark.hadoop.fs.denied.impl", classOf[DeniedLocalFileSystem].getName)
-    .getOrCreate()
-    .tap(_.sparkContext.setLogLevel("WARN"))
-
-  override def afterAll(): Unit = spark.stop()
-
+class HyperspaceSuite extends AnyFunSuite with SharedSession {
   private def table(name: String, from: Long, to: Long, files: Int): String = {
-    val path = root.resolve(name).toString
+    val path = suiteDir.resolve(name).toString
     spark.range(from, to, 1, files).selectExpr("id", "cast(id as string) AS s", "id % 7 AS g")
       .write.mode("append").parquet(path)
     path
@@ -104,14 +88,11 @@ class HyperspaceSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("an index whose log this user may not read is left out of the listing, not an error") {
     val hs = new Hyperspace(spark)
     val path = table("closed", 0, 100, 2)
-    val system = root.resolve("closed-system").toString
-    spark.conf.set("spark.hsbloom.system.path", system)
-    try {
-      hs.createIndex(spark.read.parquet(path), BFIndexConfig("open_ids", Seq("id")))
-      hs.createIndex(spark.read.parquet(path), BFIndexConfig("closed_ids", Seq("id")))
-      spark.conf.set("spark.hsbloom.system.path", s"denied://$system")
+    hs.createIndex(spark.read.parquet(path), BFIndexConfig("open_ids", Seq("id")))
+    hs.createIndex(spark.read.parquet(path), BFIndexConfig("closed_ids", Seq("id")))
+    withConf("spark.hsbloom.system.path" -> s"denied://$systemPath") {
       assert(hs.indexes().collect().map(_.getString(0)).toSeq == Seq("open_ids"))
-    } finally spark.conf.set("spark.hsbloom.system.path", root.resolve("indexes").toString)
+    }
   }
 
   test("a Java caller builds the config step by step") {

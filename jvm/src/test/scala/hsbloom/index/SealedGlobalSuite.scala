@@ -11,12 +11,12 @@ import org.apache.hadoop.fs.Path
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.util.HadoopInputFile
-import org.apache.spark.sql.{Row, SparkSession}
-import org.scalatest.BeforeAndAfterAll
+import org.apache.spark.sql.Row
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.format.TableSchemas
 import hsbloom.sbbf.Sbbf
+import hsbloom.testing.SharedSession
 
 /**
  * The sealed global filters of encrypted columns (`SealedGlobal`, docs/design/encryption.md): written through
@@ -24,14 +24,8 @@ import hsbloom.sbbf.Sbbf
  * the filters and counts written (a version's directories OR-ed, their counts summed); read without the keys or
  * with wrong ones, or tampered with, they fail closed: Left with why, never a filter.
  */
-class SealedGlobalSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private lazy val root: JPath = Files.createTempDirectory("sealed-global-suite")
-  private lazy val spark: SparkSession = SparkSession.builder().master("local[1]").appName("SealedGlobalSuite")
-    .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
-    .getOrCreate()
-    .tap(_.sparkContext.setLogLevel("WARN"))
-
-  override def afterAll(): Unit = spark.stop()
+class SealedGlobalSuite extends AnyFunSuite with SharedSession {
+  private lazy val root: JPath = suiteDir
 
   private def keyList(from: Int): String = Seq("k1" -> from, "k2" -> (from + 16)).map { case (id, at) =>
     s"$id:${Base64.getEncoder.encodeToString(Array.tabulate[Byte](16)(i => (at + i).toByte))}"

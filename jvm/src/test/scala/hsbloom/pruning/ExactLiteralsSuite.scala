@@ -15,6 +15,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.pruning.PredicateTranslation._
 import hsbloom.sbbf.ParquetHash
+import hsbloom.testing.SharedSession
 
 /**
  * The exact-literal rules the jar shares with the Python reader (docs/design/exact-types.md):
@@ -26,11 +27,11 @@ import hsbloom.sbbf.ParquetHash
  * checks the reader's column against the same file.
  */
 class ExactLiteralsSuite extends AnyFunSuite {
+  /** A session of the tests' shared context, with its own settings: time zone UTC, ANSI on. */
   private lazy val spark: SparkSession = {
-    val session = SparkSession.builder().master("local[1]").appName("ExactLiteralsSuite")
-      .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-      .config("spark.sql.ansi.enabled", "true").getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
+    val session = SharedSession.spark.newSession()
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    session.conf.set("spark.sql.ansi.enabled", "true")
     session
   }
 
