@@ -36,7 +36,6 @@ SLOWEST_FILES_FIRST = [
     "test_wheel.py",
     "test_refresh.py",
     "test_connect.py",
-    "test_crash_steps.py",
     "test_sql.py",
     "test_delta_dml.py",
     "test_pruning.py",

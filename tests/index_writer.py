@@ -11,22 +11,12 @@
         prints "WRITER <jvm pid> <pid>", then calls refresh_index(NAME, MODE), whose JVM halts once the new
         version's data is written, before its completing log entry (the jar's LogSteps at "built": the JVM
         prints "DYING built" and exits at once, as if killed); this process reaps it and exits with status 9.
-    index_writer.py die-at SYSTEM_PATH NAME OPERATION STEP [SOURCE]
-        runs OPERATION (create over the Parquet directory SOURCE, refresh-full, refresh-incremental,
-        refresh-quick, delete, restore, vacuum) on NAME and dies abruptly at STEP, JVM and all (no rollback, no
-        cleanup, as a kill), exiting with status 9 after "DYING <STEP>": "transient" (its transient log entry
-        written), "built" (its data complete, its completing log entry not written) and "first-removal" (vacuum:
-        right after it removed its first data directory) halt the JVM there (hsbloom.log.LogSteps); at
-        "mid-build" (some files of the new data version written, its file table not complete) this process kills
-        its JVM (SIGKILL) as soon as it sees the data. The writer of a log entry is the JVM: its pid is in the
-        entries, and this process reaps it before it exits, so that the pid is gone when the test looks.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -123,54 +113,6 @@ def call_until_halted(jvm: subprocess.Popen, call: Callable[[], object]) -> None
         raise
 
 
-def operation_call(spark: SparkSession, name: str, operation: str, source: str | None) -> Callable[[], object]:
-    hs = Hyperspace(spark)
-    if operation == "create":
-        return lambda: hs.create_index(spark.read.parquet(source), BFIndexConfig(name, ["id", "s"]))
-    if operation.startswith("refresh-"):
-        return lambda: hs.refresh_index(name, operation.split("-", 1)[1])
-    return lambda: {"delete": hs.delete_index, "restore": hs.restore_index, "vacuum": hs.vacuum_index}[operation](name)
-
-
-def new_data_files(index_dir: Path, before: set[str]) -> list[Path]:
-    """Files (not directories) written so far under data versions that were not in `before`."""
-    return [
-        Path(root) / f
-        for version in index_dir.glob("v__=*") if version.name not in before
-        for root, _, files in os.walk(version) for f in files if not f.startswith(".")
-    ]
-
-
-def file_table_complete(index_dir: Path, before: set[str]) -> bool:
-    return any(p.name == "_SUCCESS" and p.parent.name == "files" for p in new_data_files(index_dir, before))
-
-
-def die_at(system_path: str, name: str, operation: str, step: str, source: str | None = None) -> None:
-    spark = start_spark(system_path)
-    jvm = jvm_process(spark)
-    call = operation_call(spark, name, operation, source)
-    if step == "mid-build":  # the operation runs on; this thread kills the JVM once data appears
-        index_dir = Path(system_path) / name
-        before = {v.name for v in index_dir.glob("v__=*")}
-        worker = threading.Thread(target=call, daemon=True)
-        worker.start()
-        while worker.is_alive():
-            if new_data_files(index_dir, before):
-                os.kill(jvm.pid, signal.SIGKILL)
-                jvm.wait()
-                if file_table_complete(index_dir, before):
-                    print("TOO_LATE the file table was complete", flush=True)
-                    os._exit(3)
-                print(f"DYING {step}", flush=True)
-                os._exit(9)
-            time.sleep(0.002)
-        print("FINISHED", flush=True)  # no data was written
-        return
-    spark._jvm.hsbloom.log.LogSteps.stopAt(step, "halt")  # the JVM prints "DYING <step>" and exits with 9
-    call_until_halted(jvm, call)
-    print("FINISHED", flush=True)  # the step was never reached
-
-
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"race": race, "stall": stall, "halt-refresh": halt_refresh, "die-at": die_at}[mode](*args)
+    {"race": race, "stall": stall, "halt-refresh": halt_refresh}[mode](*args)

@@ -1,6 +1,5 @@
 """An index's operation log as the jar reads it, for tests: the jar is the one reader and writer of log entries
-(hsbloom.log.OperationLog, hsbloom.format.LogJson), so tests read entries through it, and steer its test seam
-(LogSteps) to stop a writer at a step or make writers race for one entry."""
+(hsbloom.log.OperationLog, hsbloom.format.LogJson), so tests read entries through it."""
 
 from __future__ import annotations
 
@@ -138,7 +137,3 @@ def held_files(spark: Any, data_paths: list[str], dropped: tuple[int, ...] = ())
     files = [HeldFile(int(f.fileId()), f.path(), int(f.size()), int(f.mtime())) for f in convert.asJava(answer._1())]
     return files, int(answer._2())
 
-
-def log_steps(spark: Any) -> Any:
-    """The jar's test seam for stopping a writer at a step or making writers race (hsbloom.log.LogSteps)."""
-    return jar.jvm(spark).hsbloom.log.LogSteps
