@@ -34,7 +34,6 @@ TEST_SETTINGS = {
 SLOWEST_FILES_FIRST = [
     "test_cluster.py",
     "test_wheel.py",
-    "test_refresh.py",
     "test_connect.py",
     "test_sql.py",
     "test_delta_dml.py",

@@ -7,10 +7,6 @@
         occupies the only task slot with a long JVM-side sleep, then calls create_index, whose
         build job therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists,
         and waits to be killed.
-    index_writer.py halt-refresh SYSTEM_PATH NAME MODE
-        prints "WRITER <jvm pid> <pid>", then calls refresh_index(NAME, MODE), whose JVM halts once the new
-        version's data is written, before its completing log entry (the jar's LogSteps at "built": the JVM
-        prints "DYING built" and exits at once, as if killed); this process reaps it and exits with status 9.
 """
 
 from __future__ import annotations
@@ -22,7 +18,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
 
 from pyspark.sql import SparkSession
 
@@ -90,29 +85,6 @@ def stall(system_path: str, data_path: str, name: str) -> None:
     os._exit(9)
 
 
-def halt_refresh(system_path: str, name: str, mode: str) -> None:
-    spark = start_spark(system_path)
-    jvm = jvm_process(spark)
-    print(f"WRITER {jvm.pid} {os.getpid()}", flush=True)
-    spark._jvm.hsbloom.log.LogSteps.stopAt("built", "halt")
-    call_until_halted(jvm, lambda: Hyperspace(spark).refresh_index(name, mode))
-
-
-def call_until_halted(jvm: subprocess.Popen, call: Callable[[], object]) -> None:
-    """Runs `call`; when it fails because the JVM halted at a LogSteps step (exit status 9), reaps the JVM (so its
-    pid is gone, as a killed writer's is once its parent collects it) and exits with 9 too."""
-    try:
-        call()
-    except Exception:
-        try:
-            halted = jvm.wait(timeout=60) == 9
-        except subprocess.TimeoutExpired:  # still running: the call failed for another reason
-            halted = False
-        if halted:
-            os._exit(9)
-        raise
-
-
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"race": race, "stall": stall, "halt-refresh": halt_refresh}[mode](*args)
+    {"race": race, "stall": stall}[mode](*args)

@@ -93,7 +93,7 @@ def test_delta_delete_writes_deletion_vectors(cluster_run):
 
 
 def test_delta_lookup_after_a_delete_answers_as_without_hsbloom(cluster_run):
-    """The deleted row 3 is gone either way. Time travel and refreshes of Delta tables are test_refresh.py's
+    """The deleted row 3 is gone either way. Time travel and refreshes of Delta tables are DeltaRefreshSuite's
     (local mode): a refresh's jobs on executors are the Parquet scenario's incremental refresh here."""
     latest = cluster_run["delta_lookup"]
     assert latest["on"] == latest["off"] == [[4, "n-4"], [1501, "n-1501"]]

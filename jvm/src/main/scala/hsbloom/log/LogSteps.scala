@@ -6,7 +6,7 @@ import hsbloom.format.State
 
 /**
  * A seam for the tests that stop a writer at a step of its operation, as a crash would, and for the tests of
- * writers racing for one log entry (`CrashStepsSuite`, `RacesSuite`, tests/index_writer.py). Off unless a test sets it:
+ * writers racing for one log entry (`CrashStepsSuite`, `RacesSuite`). Off unless a test sets it:
  * then one volatile read per append. Steps: "transient" (right after an operation's transient entry is written),
  * "built" (right before its completing entry is written), "first-removal" (right after a vacuum removed its first
  * data directory: `reached`).
