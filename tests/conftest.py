@@ -36,7 +36,6 @@ SLOWEST_FILES_FIRST = [
     "test_wheel.py",
     "test_connect.py",
     "test_sql.py",
-    "test_delta_dml.py",
     "test_pruning.py",
     "test_tpch.py",
     "test_pruning_differential.py",
