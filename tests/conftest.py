@@ -41,7 +41,6 @@ SLOWEST_FILES_FIRST = [
     "test_pruning_differential.py",
     "test_join.py",
     "test_zones.py",
-    "test_read_facts.py",
     "test_encryption.py",
     "test_readers.py",
 ]

@@ -303,16 +303,16 @@ def test_strings_compared_as_numbers_are_never_pruned(spark, tmp_path):
         assert files_read(query()) >= 5, condition
 
 
-def test_delta_with_deletion_vectors_is_pruned_at_every_version(spark, tmp_path):
-    """Deleted rows never come back; filters hold every stored row, so pruning applies at any version."""
+def test_delta_with_deletion_vectors_gives_the_same_rows_with_and_without_pruning(spark, tmp_path):
+    """End to end from Python, the differential of a Delta table with deletion vectors: deleted rows never come
+    back and the rest are found. (Every version, time travel, RESTORE and the scans' file counts: the jar's
+    DeltaScanSuite.)"""
     directory = str(tmp_path / "delta")
     # Keys scattered over the files (a permutation of 0..3000), so Delta's min/max skipping cannot prune alone.
-    spark.range(0, 3000, numPartitions=6).select(
+    spark.range(0, 3000, numPartitions=4).select(
         F.expr("pmod(id * 7919, 3001)").alias("key"), (F.col("id") % 10).alias("v"), "id"
     ).write.format("delta").option("delta.enableDeletionVectors", "true").save(directory)
     spark.sql(f"DELETE FROM delta.`{directory}` WHERE key % 3 = 0")
-    history = spark.sql(f"DESCRIBE HISTORY delta.`{directory}`").select("operationMetrics").first()[0]
-    assert int(history.get("numDeletionVectorsAdded", "0")) > 0, history
     create_index(spark, directory, "delta_key", ["key"], fmt="delta")
     read = lambda: spark.read.format("delta").load(directory)  # noqa: E731
     # The keys each condition finds (key 3 and 6 deleted); None: not checked beyond on == off.
@@ -324,32 +324,13 @@ def test_delta_with_deletion_vectors_is_pruned_at_every_version(spark, tmp_path)
         return rng.choice([f"key = {k()}", f"key IN ({k()}, {k()}, {k()})", f"key <=> {k()}", "key IS NULL",
                            f"v = {rng.randint(0, 9)}", f"NOT (key = {k()})", f"key > {k()}"])
 
-    # 16 random predicates: each is one more Delta scan with deletion vectors to plan and run, on and off (the
-    # Parquet differential in test_pruning_differential.py draws many more).
-    predicates = [rng.choice([leaf(), f"({leaf()}) OR ({leaf()})", f"({leaf()}) AND ({leaf()})"]) for _ in range(16)]
+    predicates = [rng.choice([leaf(), f"({leaf()}) OR ({leaf()})", f"({leaf()}) AND ({leaf()})"]) for _ in range(12)]
     on = outcomes(spark, read(), [*conditions, *predicates], enabled=True)
     assert on == outcomes(spark, read(), [*conditions, *predicates], enabled=False)
     for (condition, keys), found in zip(conditions.items(), on):
         assert keys is None or sorted(i * 7919 % 3001 for i in found) == keys, condition  # key of id i
-    hsbloom.disable(spark)
-    unpruned = files_read(read().where("key = 4"))  # after Delta's own min/max skipping
     hsbloom.enable(spark)
-    assert files_read(read().where("key = 4")) == 1 < unpruned
-    assert "PrunedFileIndex" in explain_string(read().where("key = 4"))
-    assert file_counts(read().where("key = 4")) == (1, unpruned, unpruned - 1)  # before: after Delta's skipping
-
-    # A newer version (more deletions), the version before the DELETE, and a RESTORE: all correct, all pruned.
-    spark.sql(f"DELETE FROM delta.`{directory}` WHERE key = 4")
-    spark.sql(f"RESTORE TABLE delta.`{directory}` TO VERSION AS OF 0")
-    as_of = lambda v: lambda: spark.read.format("delta").option("versionAsOf", v).load(directory)  # noqa: E731
-    for reader in [read, as_of(0), as_of(1), as_of(2)]:
-        checks = ["key = 3", "key = 4", "key IN (3, 4, 6)", "key = 6 OR v = 1"]
-        assert outcomes(spark, reader(), checks, enabled=True) == outcomes(spark, reader(), checks, enabled=False)
-    hsbloom.disable(spark)
-    unpruned = files_read(read().where("key = 3"))
-    hsbloom.enable(spark)
-    assert ids(read().where("key = 3").select("key")) == [3]  # restored
-    assert files_read(read().where("key = 3")) == 1 < unpruned  # another version, same files: pruned
+    assert files_read(read().where("key = 4")) == 1
 
 
 def test_explain_shows_both_plans_the_index_and_file_counts(spark, wide):

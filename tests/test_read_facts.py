@@ -1,10 +1,10 @@
 """An index is used only for scans that read the values it hashed (issue: read facts).
 
 Each case builds an index, then changes something besides the files that
-changes the values a scan produces for the indexed column: Delta column
-mapping (renames, swaps, drop and re-add, type widening), a CSV or JSON schema
+changes the values a scan produces for the indexed column: a CSV or JSON schema
 given by the user, the session time zone, the INT96 conversion, the calendar
-rebase mode, case sensitivity. The literals of every query are taken from the
+rebase mode, case sensitivity. (Delta column mapping, renames, swaps, drop and
+re-add, and type widening: the jar's DeltaReadFactsSuite.) The literals of every query are taken from the
 rows Spark reads with hsbloom off in the changed setting, so a stale index
 would drop exactly the rows asked for. Each case asserts: the same rows with
 hsbloom on and off, `hs.explain` naming the fact that differs, and where the
@@ -21,10 +21,8 @@ from typing import Callable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyspark.sql import functions as F
 
 import hsbloom
-from hsbloom.errors import IndexStateError
 from pruning_support import files_read, outcomes
 
 NUM_FILES = 4
@@ -108,73 +106,6 @@ def assert_prunes(spark, df, predicate: str) -> None:
 
 def ids_and(column_values: Callable[[int], object]) -> list[tuple]:
     return [(i, column_values(i)) for i in range(NUM_FILES * ROWS_PER_FILE)]
-
-
-# --- Delta column mapping -------------------------------------------------------------------
-
-
-def delta_table(spark, path: str, extra_properties: str = "") -> str:
-    """A Delta table with column mapping by name: id, a (odd numbers, a few nulls), b (large numbers)."""
-    spark.sql(
-        f"CREATE TABLE delta.`{path}` (id BIGINT, a BIGINT, b BIGINT, i INT) USING delta "
-        f"TBLPROPERTIES ('delta.columnMapping.mode' = 'name'{extra_properties})"
-    )
-    rows = spark.range(NUM_FILES * ROWS_PER_FILE).select(
-        "id",
-        F.when(F.col("id") % 10 == 3, None).otherwise(F.col("id") * 2 + 1).alias("a"),
-        F.when(F.col("id") % 10 == 6, None).otherwise(F.col("id") + 1_000_000).alias("b"),
-        (F.col("id") * 3).cast("int").alias("i"),
-    )
-    rows.repartition(NUM_FILES, "id").write.format("delta").mode("append").save(path)
-    return path
-
-
-DELTA_CHANGES = {
-    "swap a and b": [
-        "ALTER TABLE {t} RENAME COLUMN a TO tmp",
-        "ALTER TABLE {t} RENAME COLUMN b TO a",
-        "ALTER TABLE {t} RENAME COLUMN tmp TO b",
-    ],
-    "rename b to the indexed name a": ["ALTER TABLE {t} DROP COLUMN a", "ALTER TABLE {t} RENAME COLUMN b TO a"],
-    "drop and re-add a": ["ALTER TABLE {t} DROP COLUMN a", "ALTER TABLE {t} ADD COLUMNS (a BIGINT)"],
-}
-
-
-@pytest.mark.parametrize("change", sorted(DELTA_CHANGES))
-def test_delta_column_mapping_changes(spark, system_path, tmp_path, change):
-    path = delta_table(spark, str(tmp_path / "t"))
-    read = lambda: spark.read.format("delta").load(path)  # noqa: E731
-    hs = hsbloom.Hyperspace(spark)
-    hs.create_index(read(), hsbloom.BFIndexConfig("cm", ["a"]))
-    assert_prunes(spark, read(), "a = 7")
-    for statement in DELTA_CHANGES[change]:
-        spark.sql(statement.format(t=f"delta.`{path}`"))
-
-    assert_same_rows(spark, read, "a")
-    assert_not_used(spark, read().where("a = 7"), "cm", "column.a differs")
-    for mode in ("quick", "incremental"):
-        with pytest.raises(IndexStateError, match=r"no longer matches how its source is read \(column\.a was .*"
-                                                  r"refresh it in full mode"):
-            hs.refresh_index("cm", mode)
-    assert hs.refresh_index("cm", "full").refreshed
-    assert not hs.refresh_index("cm", "full").refreshed
-    assert_same_rows(spark, read, "a")
-    present = read().where("a IS NOT NULL").select("a").first()  # none after a re-add: every file prunes
-    assert_prunes(spark, read(), f"a = {present[0] if present else 7}")
-
-
-def test_delta_type_widening(spark, system_path, tmp_path):
-    path = delta_table(spark, str(tmp_path / "t"), ", 'delta.enableTypeWidening' = 'true'")
-    read = lambda: spark.read.format("delta").load(path)  # noqa: E731
-    hs = hsbloom.Hyperspace(spark)
-    hs.create_index(read(), hsbloom.BFIndexConfig("widened", ["i"]))
-    spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN i TYPE BIGINT")
-    spark.range(3).selectExpr("id + 10000 AS id", "CAST(NULL AS BIGINT) AS a", "id AS b",
-                              "id + 5000000000 AS i").write.format("delta").mode("append").save(path)
-    assert_same_rows(spark, read, "i")
-    assert_not_used(spark, read().where("i = 3"), "widened", "column.i differs")
-    assert hs.refresh_index("widened", "full").refreshed
-    assert_same_rows(spark, read, "i")
 
 
 # --- Text formats: the schema a reader is given ---------------------------------------------
