@@ -267,24 +267,6 @@ def test_empty_and_all_null_files_get_rows_that_match_nothing(spark, tmp_path):
     assert empty_filters.where("hsbloom_might_contain(filter, 1L) OR hsbloom_might_contain(filter, 2L)").count() == 0
 
 
-def test_might_contain_sql_function_types_nulls_and_errors(spark):
-    from pyspark.errors import AnalysisException
-
-    row = spark.sql(
-        "SELECT hsbloom_might_contain(unhex('15401c1c00001c1c00001c1c0000' || repeat('00', 33)), 1L) AS empty_hit, "
-        "hsbloom_might_contain(CAST(NULL AS BINARY), 1L) AS null_filter, "
-        "hsbloom_might_contain(unhex('00'), CAST(NULL AS BIGINT)) AS null_value, "
-        "hsbloom_hash(CAST('' AS STRING)) AS empty_hash"
-    ).first()
-    assert row.empty_hit is False
-    assert row.null_filter is None and row.null_value is None
-    assert row.empty_hash == 0xEF46DB3751D8E999 - (1 << 64)  # XXH64 of no bytes, as a signed long
-    with pytest.raises(AnalysisException, match="cannot hash values of type BOOLEAN"):
-        spark.sql("SELECT hsbloom_hash(true)").collect()
-    with pytest.raises(Exception, match="truncated SBBF"):
-        spark.sql("SELECT hsbloom_might_contain(unhex('1580101c1c00001c1c00001c1c000000'), 1L)").collect()
-
-
 def test_without_global_filter_ndv_counts_each_value_once(spark, tmp_path):
     """The map tasks' distinct counters are merged on the driver: the same keys in two files count once (ndv), twice
     in the files' sum (file_ndv_sum), so the join cost model measures in how many files a key is without a global
