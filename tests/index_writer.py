@@ -1,12 +1,15 @@
-"""Another writer process for the concurrency tests (run as a script, with its own SparkSession).
+"""Another writer process for the concurrency tests (run as a script, with its own SparkSession and JVM).
 
-    index_writer.py race  SYSTEM_PATH DATA_PATH NAME GO_FILE
-        prints READY once Spark is up, waits for GO_FILE to exist, calls create_index and
+    index_writer.py serve
+        starts Spark, prints READY, then runs the commands it reads from stdin, one a line, so that the tests
+        of a module share one writer JVM:
+    race SYSTEM_PATH DATA_PATH NAME GO_FILE
+        prints ARMED once DATA_PATH is read, waits for GO_FILE to exist, calls create_index under SYSTEM_PATH and
         prints one JSON line: {"outcome": "created"} or {"outcome": "error", "type": ..., "message": ...}
-    index_writer.py stall SYSTEM_PATH DATA_PATH NAME
-        occupies the only task slot with a long JVM-side sleep, then calls create_index, whose
-        build job therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists,
-        and waits to be killed.
+    stall SYSTEM_PATH DATA_PATH NAME
+        occupies the only task slot with a long JVM-side sleep, then calls create_index, whose build job
+        therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists, and waits to be
+        killed (its JVM by the test; this process then exits with status 9).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from hsbloom import BFIndexConfig, Hyperspace
 from jvm_options import SHORT_LIVED_JVM
 
 
-def start_spark(system_path: str) -> SparkSession:
+def start_spark() -> SparkSession:
     builder = (
         SparkSession.builder.master("local[1]")
         .appName("hsbloom-test-writer")
@@ -35,17 +38,16 @@ def start_spark(system_path: str) -> SparkSession:
         .config("spark.driver.memory", "1g")
         .config("spark.driver.extraJavaOptions", SHORT_LIVED_JVM)
         .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.hsbloom.system.path", system_path)
     )
     spark = hsbloom.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
-def race(system_path: str, data_path: str, name: str, go_file: str) -> None:
-    spark = start_spark(system_path)
+def race(spark: SparkSession, system_path: str, data_path: str, name: str, go_file: str) -> None:
+    spark.conf.set("spark.hsbloom.system.path", system_path)
     df = spark.read.parquet(data_path)
-    print("READY", flush=True)
+    print("ARMED", flush=True)
     while not Path(go_file).exists():
         time.sleep(0.005)
     try:
@@ -63,8 +65,8 @@ def jvm_process(spark: SparkSession) -> subprocess.Popen:
     return proc
 
 
-def stall(system_path: str, data_path: str, name: str) -> None:
-    spark = start_spark(system_path)
+def stall(spark: SparkSession, system_path: str, data_path: str, name: str) -> None:
+    spark.conf.set("spark.hsbloom.system.path", system_path)
     sc = spark.sparkContext
     jvm = jvm_process(spark)
     df = spark.read.parquet(data_path)  # schema read before the slot is taken
@@ -85,6 +87,14 @@ def stall(system_path: str, data_path: str, name: str) -> None:
     os._exit(9)
 
 
+def serve() -> None:
+    spark = start_spark()  # every command names its system path
+    print("READY", flush=True)
+    for line in sys.stdin:
+        command, *args = line.split()
+        {"race": race, "stall": stall}[command](spark, *args)
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"race": race, "stall": stall}[mode](*args)
+    {"serve": serve}[mode](*args)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 from pyspark.sql import functions as F
@@ -31,7 +33,7 @@ from hsbloom.errors import (
 from hsbloom.results import State
 import jar_log
 from jar_log import Entry
-from writer_process import end_orphaned_jvm, read_line, start_writer
+from writer_process import end_orphaned_jvm, read_line, send, start_writer
 
 NUM_FILES = 4
 NUM_ROWS = 200
@@ -165,24 +167,39 @@ def assert_one_winner(spark, system_path: Path, name: str, failures: list[BaseEx
     assert len(failures) == 1
 
 
-def test_two_processes_creating_the_same_index(spark, hs, system_path, events, tmp_path):
+@pytest.fixture(scope="module")
+def writers() -> Iterator[Callable[[], subprocess.Popen]]:
+    """A writer process with its own SparkSession (and JVM), shared by the tests of this module: one JVM start for
+    both (each hands it a command); a new one when a test killed the last."""
+    started: list[subprocess.Popen] = []
+
+    def writer() -> subprocess.Popen:
+        if not started or started[-1].poll() is not None:
+            started.append(start_writer("serve"))
+            read_line(started[-1], "READY")
+        return started[-1]
+
+    yield writer
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+def test_two_processes_creating_the_same_index(spark, hs, system_path, events, tmp_path, writers):
     """This process and a writer process with its own SparkSession (and JVM) start together."""
     go = tmp_path / "go"
-    writer = start_writer("race", str(system_path), events, "contended", str(go))
+    writer = writers()
+    send(writer, "race", str(system_path), events, "contended", str(go))
     df = spark.read.parquet(events)
     outcomes: list[dict] = []
+    read_line(writer, "ARMED")
+    go.touch()
     try:
-        read_line(writer, "READY")
-        go.touch()
-        try:
-            hs.create_index(df, BFIndexConfig("contended", ["id"]))
-            outcomes.append({"outcome": "created"})
-        except Exception as exc:
-            outcomes.append({"outcome": "error", "type": type(exc).__name__, "message": str(exc)})
-        outcomes.append(json.loads(read_line(writer, "{")))
-    finally:
-        writer.kill()
-        writer.wait()
+        hs.create_index(df, BFIndexConfig("contended", ["id"]))
+        outcomes.append({"outcome": "created"})
+    except Exception as exc:
+        outcomes.append({"outcome": "error", "type": type(exc).__name__, "message": str(exc)})
+    outcomes.append(json.loads(read_line(writer, "{")))
     failures = [o for o in outcomes if o["outcome"] == "error"]
     print("\nthis process, writer process:", outcomes)
     assert_one_winner(spark, system_path, "contended", failures)
@@ -191,9 +208,10 @@ def test_two_processes_creating_the_same_index(spark, hs, system_path, events, t
     assert hs.index("contended").state == State.ACTIVE
 
 
-def test_a_build_killed_half_way_leaves_no_active_index_and_is_recovered(spark, hs, system_path, events):
+def test_a_build_killed_half_way_leaves_no_active_index_and_is_recovered(spark, hs, system_path, events, writers):
     """The writer of the log is the writer process's JVM: killing it (SIGKILL) mid-build is the crash."""
-    writer = start_writer("stall", str(system_path), events, "killed")
+    writer = writers()
+    send(writer, "stall", str(system_path), events, "killed")
     try:
         _, jvm_pid, python_pid = read_line(writer, "BUILD_JOB_SUBMITTED").split()
         assert int(python_pid) == writer.pid

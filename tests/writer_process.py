@@ -16,8 +16,15 @@ WRITER_SCRIPT = Path(__file__).resolve().parent / "index_writer.py"
 
 def start_writer(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, str(WRITER_SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, str(WRITER_SCRIPT), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True
     )
+
+
+def send(proc: subprocess.Popen, *command: str) -> None:
+    """Hands a serving writer (`index_writer.py serve`) one command."""
+    proc.stdin.write(" ".join(command) + "\n")
+    proc.stdin.flush()
 
 
 def read_line(proc: subprocess.Popen, prefix: str, timeout: float = 300) -> str:
