@@ -53,6 +53,20 @@ def outcome(spark, df, predicate: str, enabled: bool):
 from hsbloom.explain import files_read  # noqa: E402,F401  (tests import it from here)
 
 
+def scan_counts(df: Any) -> tuple[int, int | None, int | None]:
+    """Run `df` once: (files read, row groups of files with zones before hsbloom pruning, row groups pruned), the
+    counts `files_read` and `row_group_counts` each run the query for, from one run's scan metrics."""
+    from hsbloom import jar
+
+    fresh = df.select("*")  # a fresh plan: the metrics are this run's
+    fresh.collect()
+    plan = jar.java_dataframe(fresh).queryExecution().executedPlan()
+    explain = jar.jar_class(df.sparkSession, "pruning_explain")
+    optional = lambda value: None if value.isEmpty() else int(value.get())  # noqa: E731
+    return int(explain.filesRead(plan)), optional(explain.rowGroupsBeforePruning(plan)), optional(
+        explain.rowGroupsPruned(plan))
+
+
 _SCAN = "org.apache.spark.sql.execution.FileSourceScanExec"
 
 

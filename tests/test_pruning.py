@@ -324,7 +324,8 @@ def test_delta_with_deletion_vectors_gives_the_same_rows_with_and_without_prunin
         return rng.choice([f"key = {k()}", f"key IN ({k()}, {k()}, {k()})", f"key <=> {k()}", "key IS NULL",
                            f"v = {rng.randint(0, 9)}", f"NOT (key = {k()})", f"key > {k()}"])
 
-    predicates = [rng.choice([leaf(), f"({leaf()}) OR ({leaf()})", f"({leaf()}) AND ({leaf()})"]) for _ in range(12)]
+    # Each predicate is one more Delta scan to plan (with a job of Delta's own): a few here, 16 in DeltaScanSuite.
+    predicates = [rng.choice([leaf(), f"({leaf()}) OR ({leaf()})", f"({leaf()}) AND ({leaf()})"]) for _ in range(6)]
     on = outcomes(spark, read(), [*conditions, *predicates], enabled=True)
     assert on == outcomes(spark, read(), [*conditions, *predicates], enabled=False)
     for (condition, keys), found in zip(conditions.items(), on):
