@@ -32,16 +32,20 @@ TEST_SETTINGS = {
 # worker). ./dev.sh test hands files to its two workers in collection order (--no-loadscope-reorder), so these
 # start first and the short files fill in at the end: no worker idles while the other runs a long file alone.
 SLOWEST_FILES_FIRST = [
-    "test_cluster.py",
+    "test_pruning.py",
     "test_wheel.py",
     "test_connect.py",
-    "test_sql.py",
-    "test_pruning.py",
-    "test_tpch.py",
     "test_pruning_differential.py",
     "test_join.py",
+    "test_tpch.py",
+    "test_readers_boundaries.py",
+    "test_cluster.py",
     "test_zones.py",
+    "test_sql.py",
+    "test_adopt_build.py",
     "test_encryption.py",
+    "test_adopt_zones.py",
+    "test_adopt.py",
     "test_readers.py",
 ]
 
