@@ -96,7 +96,7 @@ class MergeTargetRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     val (decision, useful) =
       if (!HsbloomConf.isJoinCostModelOn(session)) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys)
       else JoinCostModel.filePruning(column.fs.location.inputFiles.length, summary.numRows - summary.numNulls,
-        summary.ndv, probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), sourceBytes, maxKeys,
+        summary.ndv, probe.index.entry.fileFpp, BigInt(column.fs.sizeInBytes), sourceBytes, maxKeys,
         filesPerKey = summary.filesPerKey)
     if (!decision.applies) return skip(decision.reason)
     val value = JoinKeys.inColumnType(sourceKey, column, session.sessionState.conf.sessionLocalTimeZone)

@@ -131,8 +131,7 @@ object Adoption {
    */
   def run(df: DataFrame, request: BuildRequest, physical: Seq[String], types: Seq[DataType]): Outcome = {
     val spark = df.sparkSession
-    val zoneFpp = if (request.zones) Some(request.sharedFpp) else None
-    val reads = new AdoptionReads(request.columns, physical, types, request.fpp, zoneFpp,
+    val reads = new AdoptionReads(request.columns, physical, types, request.fileFpp, request.sharedFpp, request.zones,
       HsbloomConf.BuildAdoptRowGroupSizedFilters.get(spark), request.maxBufferedHashes.toLong, request.dataPath)
     val parts = inParts(spark, request.files, spark.sessionState.newHadoopConf())(reads(_, _))
     val hashedWhy = parts.flatMap(_.hashed).groupBy(_._2).map { case (why, fs) => why -> fs.size }

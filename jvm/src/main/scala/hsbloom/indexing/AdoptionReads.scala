@@ -18,8 +18,8 @@ import hsbloom.index.{IndexTables, ZoneTable}
  * stored rows, without filters. The tables are then written once, with the
  * hashed files' rows (docs/design/adoption.md#the-build).
  */
-final class AdoptionReads(columns: Seq[String], physical: Seq[String], types: Seq[DataType], fpp: Double,
-    zoneFpp: Option[Double], weakFileFilters: Boolean, buffered: Long, dataPath: String) extends Serializable {
+final class AdoptionReads(columns: Seq[String], physical: Seq[String], types: Seq[DataType],
+    fileFpp: Double, sharedFpp: Double, zones: Boolean, weakFileFilters: Boolean, buffered: Long, dataPath: String) extends Serializable {
   import AdoptionReads._
 
   def apply(files: Iterator[SourceFile], conf: Configuration): Part = {
@@ -38,7 +38,7 @@ final class AdoptionReads(columns: Seq[String], physical: Seq[String], types: Se
         Row(file.fileId, file.path, file.size, file.mtime, c, col.rows, col.nulls, col.ndv, col.filter, Adoption.Adopted)
       }
       fileRows ++= IndexTables.storeFileRows(rows.iterator, dataPath, conf)
-      if (zoneFpp.isDefined) {
+      if (zones) {
         val zones = for ((file, a) <- batch; z <- a.zones; (c, col) <- columns.zip(z.columns)) yield Row(file.fileId,
           file.path, file.size, file.mtime, c, col.rows, col.nulls, col.ndv, col.filter, z.group.ordinal, z.rowGroups,
           z.group.start, z.group.length)
@@ -49,7 +49,7 @@ final class AdoptionReads(columns: Seq[String], physical: Seq[String], types: Se
       batchBytes = 0L
     }
     files.foreach { file =>
-      NativeFilters.read(file, physical, types, fpp, zoneFpp, weakFileFilters, buffered, conf) match {
+      NativeFilters.read(file, physical, types, fileFpp, sharedFpp, zones, weakFileFilters, buffered, conf) match {
         case Left(why) => hashed += file.fileId -> why
         case Right(a) =>
           batch += file -> a

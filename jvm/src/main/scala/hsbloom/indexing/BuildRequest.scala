@@ -11,9 +11,15 @@ final case class BuildRequest(
     columns: Seq[String],
     files: Seq[SourceFile],
     expectedNumItems: Option[Long],
-    /** The file filters' false-positive probability. */
-    fpp: Double,
+    /** The file filters' false-positive probability (`BFIndexConfig.fileFpp`: they are probed once per file). */
+    fileFpp: Double,
+    /** The global filter's and the zones' false-positive probability (`BFIndexConfig.sharedFpp`: their false
+     *  positives do not add up over files). */
+    sharedFpp: Double,
     globalFilter: Boolean,
+    /** Whether to build a filter per row group too (`BFIndexConfig.zones`; the source is Parquet, checked at
+     *  create). */
+    zones: Boolean,
     dataPath: String,
     description: String,
     maxBufferedHashes: Int = BuildRequest.DefaultMaxBufferedHashes,
@@ -22,25 +28,13 @@ final case class BuildRequest(
     globalFilterBlocks: Map[String, Int] = Map.empty,
     /** Hashes a global-filter task holds before it builds at the largest size and folds (a tuning knob). */
     globalHeldHashes: Long = BuildRequest.DefaultGlobalHeldHashes,
-    /** "file": one filter per file and column; "row_group": also one per row group (zones, Parquet only). */
-    granularity: String = BuildRequest.FileGranularity,
-    /** The global filter's and the zones' false-positive probability (their false positives do not add up over
-     *  files); None: `fpp`. */
-    sharedFppGiven: Option[Double] = None,
     /** How the rows of encrypted indexed columns are sealed (`hsbloom.index.SealedTable`); None: none is. */
     sealing: Option[EncryptedColumns.Sealing] = None) {
-  require(BuildRequest.Granularities.contains(granularity),
-    s"granularity must be one of ${BuildRequest.Granularities.mkString(", ")}, got '$granularity'")
-  def zones: Boolean = granularity == BuildRequest.RowGroupGranularity
-  def sharedFpp: Double = sharedFppGiven.getOrElse(fpp)
   /** The indexed columns whose rows go to the sealed table, not to the plaintext tables. */
   def sealedColumns: Set[String] = sealing.fold(Set.empty[String])(_.masterKeys.keySet)
 }
 
 object BuildRequest {
-  val FileGranularity = "file"
-  val RowGroupGranularity = "row_group"
-  val Granularities: Seq[String] = Seq(FileGranularity, RowGroupGranularity)
   /** Hashes one file's column may buffer before its filter is built at a fixed large size instead. */
   val DefaultMaxBufferedHashes: Int = 1 << 22
   /** Hashes a global-filter reducer holds before the filter's size is known (64 MiB); see GlobalReducer. */
@@ -59,7 +53,7 @@ object BuildRequest {
       columns = (0 until field("columns").size).map(i => field("columns").get(i).asText),
       files = files,
       expectedNumItems = if (expected.isNull) None else Some(expected.asLong),
-      fpp = field("fpp").asDouble,
+      fileFpp = field("fpp").asDouble,
       globalFilter = field("global_filter").asBoolean,
       dataPath = field("data_path").asText,
       description = field("description").asText,
@@ -67,7 +61,8 @@ object BuildRequest {
       globalFilterBlocks = Option(root.get("global_filter_blocks")).filterNot(_.isNull)
         .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty),
       globalHeldHashes = Option(root.get("global_held_hashes")).map(_.asLong).getOrElse(DefaultGlobalHeldHashes),
-      granularity = Option(root.get("granularity")).filterNot(_.isNull).map(_.asText).getOrElse(FileGranularity),
-      sharedFppGiven = Option(root.get("shared_fpp")).filterNot(_.isNull).map(_.asDouble))
+      zones = Option(root.get("granularity")).filterNot(_.isNull).map(_.asText)
+        .contains(hsbloom.BFIndexConfig.RowGroupGranularity),
+      sharedFpp = Option(root.get("shared_fpp")).filterNot(_.isNull).getOrElse(field("fpp")).asDouble)
   }
 }

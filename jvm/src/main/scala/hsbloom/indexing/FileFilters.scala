@@ -10,22 +10,23 @@ import hsbloom.sbbf.Sbbf
 /** The file-level filters: one per source file and column, built whole on the map side or merged here. */
 object FileFilters {
   /**
-   * A column's filter for a whole file: sized for its `nonNull` values (an
-   * upper bound on the distinct ones) and folded to the target fpp, or at the
-   * configured size. Returns it with the distinct-count estimate.
+   * A column's filter for a whole file (or a zone): sized for its `nonNull` values (an
+   * upper bound on the distinct ones) and folded to `fpp`, or at the size `fixedItems`
+   * asks for. Returns it with the distinct-count estimate.
    */
   def build(
       hashes: Seq[(Array[Long], Int)],
       nonNull: Long,
       base: Option[Sbbf],
-      settings: MapSettings): (Sbbf, Long) = {
-    val filter = base.getOrElse(Sbbf.forNdv(settings.expectedNumItems.getOrElse(nonNull), settings.fpp))
+      fixedItems: Option[Long],
+      fpp: Double): (Sbbf, Long) = {
+    val filter = base.getOrElse(Sbbf.forNdv(fixedItems.getOrElse(nonNull), fpp))
     hashes.foreach { case (values, count) =>
       var i = 0
       while (i < count) { filter.insertHash(values(i)); i += 1 }
     }
     val ndv = math.min(filter.estimatedNdv, nonNull)
-    if (settings.expectedNumItems.isDefined) (filter, ndv) else (filter.foldToTargetFpp(settings.fpp), ndv)
+    if (fixedItems.isDefined) (filter, ndv) else (filter.foldToTargetFpp(fpp), ndv)
   }
 
   /** Reduce side of the file partitions: whole files pass through, split files are merged. */
@@ -47,7 +48,8 @@ object FileFilters {
         val file = ps.head.file
         val large = ps.flatMap(_.filter).reduceOption((a, b) => a.union(b))
         val (rows, nulls) = (ps.map(_.rows).sum, ps.map(_.nulls).sum)
-        val (filter, ndv) = build(ps.map(p => p.hashes -> p.hashes.length).toSeq, rows - nulls, large, settings)
+        val (filter, ndv) = build(ps.map(p => p.hashes -> p.hashes.length).toSeq, rows - nulls, large,
+          settings.expectedNumItems, settings.fileFpp)
         Row(file.fileId, file.path, file.size, file.mtime, columns(k.column), rows, nulls, ndv, filter.toBytes)
       }
     }

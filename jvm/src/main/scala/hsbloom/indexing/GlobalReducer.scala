@@ -23,7 +23,7 @@ import hsbloom.sbbf.Sbbf
  * as one built at the final size. A size fixed by the request (a refresh
  * adding to an existing filter) is used from the start.
  */
-private[indexing] final class GlobalReducer(owned: Seq[BucketKey], fixedBlocks: Array[Int], fpp: Double, heldLimit: Long) {
+private[indexing] final class GlobalReducer(owned: Seq[BucketKey], fixedBlocks: Array[Int], sharedFpp: Double, heldLimit: Long) {
   import GlobalReducer.ReduceBatch
   private val numColumns = fixedBlocks.length
   private val counters = Array.fill(numColumns)(new HyperLogLog())
@@ -53,7 +53,7 @@ private[indexing] final class GlobalReducer(owned: Seq[BucketKey], fixedBlocks: 
   def finish(columns: Seq[String]): (Iterator[Row], Seq[(Int, Long, Int)]) = {
     val ndv = counters.map(_.estimate)
     val blocks = Array.tabulate(numColumns) { c =>
-      if (fixedBlocks(c) > 0) fixedBlocks(c) else math.max(NumBuckets, Sbbf.forNdv(ndv(c), fpp).numBlocks)
+      if (fixedBlocks(c) > 0) fixedBlocks(c) else math.max(NumBuckets, Sbbf.forNdv(ndv(c), sharedFpp).numBlocks)
     }
     for (c <- 0 until numColumns if sliceBlocks(c) == 0) sliceBlocks(c) = blocks(c)
     release()

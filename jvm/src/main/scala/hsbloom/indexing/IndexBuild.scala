@@ -5,7 +5,6 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.fs.Path
 import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.util.SerializableConfiguration
 import com.fasterxml.jackson.databind.ObjectMapper
@@ -72,10 +71,6 @@ object IndexBuild {
     request.columns.zip(columnTypes).foreach { case (c, dt) =>
       if (!ParquetHash.isSupported(dt)) throw new IllegalArgumentException(s"column '$c' has unsupported type $dt")
     }
-    if (request.zones && !readsParquet(df)) {
-      throw new IllegalArgumentException("granularity='row_group' needs a Parquet or Delta source (zones are the " +
-        "row groups of Parquet files); use granularity='file' for other formats")
-    }
 
     // Files whose own Parquet filters can stand for a hashed build are adopted first; the scan reads the rest.
     val begun = System.nanoTime()
@@ -140,7 +135,7 @@ object IndexBuild {
       val columns = request.columns.size
       math.min(NumBuckets * columns, math.max(2 * columns, math.min(bySize, 4 * sc.defaultParallelism)))
     }
-    val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fpp, request.globalFilter,
+    val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fileFpp, request.globalFilter,
       request.maxBufferedHashes, globalPartitions, request.sharedFpp)
     val zonePartitions = if (request.zones) filePartitions else 0
     // The zones' footers are read as the scan reads the files: with the read's options (an encrypted source's
@@ -209,7 +204,7 @@ object IndexBuild {
       globalPartitions: Int): (Map[String, (Long, Long)], Option[DataFrame]) = {
     val columns = request.columns
     val fixedBlocks = columns.map(c => request.globalFilterBlocks.getOrElse(c, 0)).toArray
-    val (fpp, heldHashes) = (request.sharedFpp, request.globalHeldHashes)
+    val (sharedFpp, heldHashes) = (request.sharedFpp, request.globalHeldHashes)
     val sizes = spark.sparkContext.collectionAccumulator[(Int, Long, Int)]("hsbloom global filter sizes")
     val chunks = PartitionPruningRDD.create(shuffled, p => p >= filePartitions && p < filePartitions + globalPartitions)
       .mapPartitionsWithIndex { case (index, records) =>
@@ -219,7 +214,7 @@ object IndexBuild {
           b <- 0 until NumBuckets
           if bucketPartition(c, b, globalPartitions) == index
         } yield BucketKey(c, b)
-        val reducer = new GlobalReducer(owned, fixedBlocks, fpp, heldHashes)
+        val reducer = new GlobalReducer(owned, fixedBlocks, sharedFpp, heldHashes)
         records.foreach {
           case (k: BucketKey, BucketHashes(hashes)) => reducer.add(k, hashes)
           case (_: SketchKey, Sketches(s)) => reducer.merge(s)
@@ -248,11 +243,6 @@ object IndexBuild {
       columns(c) -> (ndv, Sbbf.header(blocks * 32).length + blocks * 32L)
     }.toMap -> sealedChunks.map(_.where(col("column").isin(sealedColumns: _*)))
   }
-
-  /** Whether `df` scans Parquet files (Delta's format is Parquet's too). */
-  private def readsParquet(df: DataFrame): Boolean = df.queryExecution.analyzed.collectFirst {
-    case FileRelation(_, fs, _, _) => fs.fileFormat.isInstanceOf[ParquetFileFormat]
-  }.getOrElse(false)
 
   private def resolveName(df: DataFrame, name: String): String = {
     val resolver = df.sparkSession.sessionState.conf.resolver

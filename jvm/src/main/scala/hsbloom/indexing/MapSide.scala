@@ -7,9 +7,9 @@ import hsbloom.format.{FileKey, SourceFile}
 import hsbloom.indexing.BuildPartitioner.{BucketChunk, BucketShift, NumBuckets}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
-/** What every map task needs to know about the build; `fpp` is the file filters', `zoneFpp` the zones'. */
-final case class MapSettings(columnTypes: Array[DataType], expectedNumItems: Option[Long], fpp: Double,
-    globalFilter: Boolean, maxBufferedHashes: Int, globalPartitions: Int, zoneFpp: Double)
+/** What every map task needs to know about the build: `fileFpp` sizes the file filters, `sharedFpp` the zones. */
+final case class MapSettings(columnTypes: Array[DataType], expectedNumItems: Option[Long], fileFpp: Double,
+    globalFilter: Boolean, maxBufferedHashes: Int, globalPartitions: Int, sharedFpp: Double)
 
 /**
  * The map side over one task's rows: tracks the current file, buffers its
@@ -116,7 +116,7 @@ final class MapSide(
       buffer.appendAll(hashes, count)
       if (buffer.size >= settings.maxBufferedHashes) {
         // Too many values to buffer: build at a fixed large size now (folded when the file ends).
-        val filter = Sbbf.forNdv(settings.expectedNumItems.getOrElse(LargeFileNdv), settings.fpp)
+        val filter = Sbbf.forNdv(settings.expectedNumItems.getOrElse(LargeFileNdv), settings.fileFpp)
         var i = 0
         while (i < buffer.size) { filter.insertHash(buffer.values(i)); i += 1 }
         buffer.clear()
@@ -163,7 +163,8 @@ final class MapSide(
       val buffer = fileHashes(c)
       val large = Option(largeFilters(c))
       if (currentWhole) {
-        val (filter, ndv) = FileFilters.build(Seq(buffer.values -> buffer.size), fileRows - fileNulls(c), large, settings)
+        val (filter, ndv) = FileFilters.build(Seq(buffer.values -> buffer.size), fileRows - fileNulls(c), large,
+          settings.expectedNumItems, settings.fileFpp)
         out.add(FileColumnKey(current.fileId, c) -> FileResult(current, fileRows, fileNulls(c), ndv, filter.toBytes))
       } else {
         out.add(FileColumnKey(current.fileId, c) -> FilePart(current, fileRows, fileNulls(c), buffer.toArray, large))

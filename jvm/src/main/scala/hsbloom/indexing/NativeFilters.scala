@@ -32,10 +32,10 @@ final case class AdoptedFile(columns: Seq[AdoptedColumn], zones: Seq[AdoptedZone
  * estimated fpp is within the index's target. Anything else: the file is hashed from its data, and the
  * reason is returned.
  *
- * With zones (`zoneFpp` given), every row group's filter must also make its
+ * With `zones`, every row group's filter must also make its
  * zone's filter (`NativeZones`), and the row groups' ranges must be provable.
  * The file filter then need not meet the target when `weakFileFilters`: it
- * is kept as the combined filter, at the fpp it has, and the file's zones
+ * is kept as the combined filter, at the fpp it has, and the file's zones (at `sharedFpp`)
  * decide (a zone that may match implies the combined filter may too).
  */
 object NativeFilters {
@@ -45,8 +45,8 @@ object NativeFilters {
    * footer is read once (`ParquetTail`), each filter with one ranged read, one column's filters combined as
    * they are read (so one row group's native filter is held at a time).
    */
-  def read(file: SourceFile, names: Seq[String], types: Seq[DataType], fpp: Double, zoneFpp: Option[Double],
-      weakFileFilters: Boolean, buffered: Long, conf: Configuration): Either[String, AdoptedFile] = try {
+  def read(file: SourceFile, names: Seq[String], types: Seq[DataType], fileFpp: Double, sharedFpp: Double,
+      zones: Boolean, weakFileFilters: Boolean, buffered: Long, conf: Configuration): Either[String, AdoptedFile] = try {
     val path = new Path(file.path)
     val tail = ParquetTail.open(path, conf, file.size).fold(why => return Left(why), identity)
     try {
@@ -66,7 +66,7 @@ object NativeFilters {
         groups.map(g => chunkOf(g, name).getOrElse(return Left("column missing from a row group")))
       }
       if (chunks.flatten.exists(_.isEncrypted)) return Left("encrypted columns")
-      val ranges = zoneFpp.map(_ =>
+      val ranges = Option.when(zones)(
         NativeZones.ranges(tail.footer, path, conf, file.size, groups).fold(why => return Left(why), identity))
       val columns = chunks.map { columnChunks =>
         val nulls = columnChunks.map { c =>
@@ -77,10 +77,10 @@ object NativeFilters {
         // Row group by row group: its zone, and the file's union so far (SbbfUnion.add: exactly SbbfUnion.of).
         var combined: Option[Sbbf] = None
         var everyGroupHasOne = true
-        val zones = groups.indices.flatMap { i =>
+        val columnZones = groups.indices.flatMap { i =>
           val native = nativeFilter(tail, columnChunks(i)).fold(why => return Left(why), identity)
-          val zone = zoneFpp.map(zfpp =>
-            NativeZones.adopt(native, groups(i).getRowCount, nulls(i), zfpp).fold(why => return Left(why), identity))
+          val zone = Option.when(zones)(
+            NativeZones.adopt(native, groups(i).getRowCount, nulls(i), sharedFpp).fold(why => return Left(why), identity))
           native match {
             case Some(f) => combined = Some(combined.fold(f)(SbbfUnion.add(_, f)))
             case None => everyGroupHasOne = false
@@ -88,12 +88,13 @@ object NativeFilters {
           zone
         }
         if (!everyGroupHasOne) return Left("no native filter in every row group")
-        val whole = fileFilter(combined.get, groups.map(_.getRowCount).sum, nulls.sum, fpp, buffered,
-          zoneFpp.isDefined, zoneFpp.isDefined && weakFileFilters).fold(why => return Left(why), identity)
-        whole -> zones
+        val whole = fileFilter(combined.get, groups.map(_.getRowCount).sum, nulls.sum, fileFpp, buffered,
+          zones, zones && weakFileFilters).fold(why => return Left(why), identity)
+        whole -> columnZones
       }
-      val zones = ranges.toSeq.flatMap(_.zipWithIndex.map { case (g, i) => AdoptedZone(g, groups.size, columns.map(_._2(i))) })
-      Right(AdoptedFile(columns.map(_._1), zones))
+      val adoptedZones = ranges.toSeq.flatMap(_.zipWithIndex.map { case (g, i) =>
+        AdoptedZone(g, groups.size, columns.map(_._2(i))) })
+      Right(AdoptedFile(columns.map(_._1), adoptedZones))
     } finally tail.close()
   } catch {
     case NonFatal(e) => Left(s"footer or filter not readable (${e.getClass.getSimpleName})")

@@ -27,17 +27,17 @@ object NativeZones {
    * The zone of row group `g` for one column from its native filter (None when the chunk has
    * no non-null value and so needs none), or why it cannot be adopted.
    */
-  def adopt(native: Option[Sbbf], rows: Long, nulls: Long, zoneFpp: Double): Either[String, AdoptedColumn] = {
+  def adopt(native: Option[Sbbf], rows: Long, nulls: Long, sharedFpp: Double): Either[String, AdoptedColumn] = {
     val nonNull = rows - nulls
     if (nonNull <= 0) return Right(AdoptedColumn(rows, nulls, 0L, Sbbf.ofBytes(Sbbf.MinBytes).toBytes))
     val filter = native.getOrElse(return Left("no native filter in every row group"))
-    val hashedSize = Sbbf.forNdv(rows, zoneFpp).numBytes
+    val hashedSize = Sbbf.forNdv(rows, sharedFpp).numBytes
     val start =
       if (filter.numBytes >= hashedSize) filter.foldTo(hashedSize)
-      else if (filter.estimatedFpp <= zoneFpp) filter
+      else if (filter.estimatedFpp <= sharedFpp) filter
       else return Left("native filter weaker than the zone fpp")
     val ndv = math.min(start.estimatedNdv, nonNull)
-    Right(AdoptedColumn(rows, nulls, ndv, start.foldToTargetFpp(zoneFpp).toBytes))
+    Right(AdoptedColumn(rows, nulls, ndv, start.foldToTargetFpp(sharedFpp).toBytes))
   }
 
   /**

@@ -21,8 +21,6 @@ import hsbloom.sbbf.{ParquetHash, Sbbf}
  * gives the block no zones, and planning then reads its file whole.
  */
 final class ZoneTracker(settings: MapSettings, conf: Configuration) {
-  /** Zone filters are always fitted to their row group (a fixed `expected_num_items` is per file), at the zones' fpp. */
-  private val zoneSettings = settings.copy(expectedNumItems = None, fpp = settings.zoneFpp)
   private val numColumns = settings.columnTypes.length
   private val rowHashers = settings.columnTypes.map(t => ParquetHash.hasherFor(t).get)
   /** The current row group's filter per column, sized for its row count (known from the footer), folded at its end. */
@@ -105,7 +103,7 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
   private def startGroup(): Unit = {
     while (current < groups.size && groups(current).rows == 0) { finishGroup(); current += 1 }
     rowsLeft = if (current < groups.size) groups(current).rows else 0L
-    if (rowsLeft > 0) for (c <- 0 until numColumns) filters(c) = Sbbf.forNdv(rowsLeft, zoneSettings.fpp)
+    if (rowsLeft > 0) for (c <- 0 until numColumns) filters(c) = Sbbf.forNdv(rowsLeft, settings.sharedFpp)
   }
 
   private def finishGroup(): Unit = {
@@ -113,10 +111,11 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
     var c = 0
     while (c < numColumns) {
       val nonNull = g.rows - nulls(c)
-      // Filled at the row count (an upper bound on its distinct values), then folded to the target fpp.
+      // Filled at the row count (an upper bound on its distinct values), then folded to the shared fpp; never at
+      // a fixed size (`expected_num_items` is per file).
       val (filter, ndv) =
         if (nonNull == 0) (Sbbf.ofBytes(Sbbf.MinBytes), 0L)
-        else FileFilters.build(Nil, nonNull, Some(filters(c)), zoneSettings)
+        else FileFilters.build(Nil, nonNull, Some(filters(c)), None, settings.sharedFpp)
       done += ZoneKey(file.fileId, g.ordinal, c) ->
         ZoneResult(file, g.ordinal, rowGroups, g.start, g.length, g.rows, nulls(c), ndv, filter.toBytes)
       filters(c) = null

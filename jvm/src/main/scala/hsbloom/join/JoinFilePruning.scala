@@ -54,7 +54,7 @@ final class JoinFilePruning(session: SparkSession) {
     lazy val buildKeys = knownBuildKeys(source, sourceKey)
     val summary = if (!costModelOn) None else probe.index.entry.columnSummaries.get(probe.indexColumn)
     val noKeySet = summary.flatMap { s =>
-      val (rows, fpp) = (s.numRows - s.numNulls, probe.index.entry.fpp)
+      val (rows, fpp) = (s.numRows - s.numNulls, probe.index.entry.fileFpp)
       // Only a count of each value once: a sum over files is an upper bound (`ColumnSummary.ndvCountsValuesOnce`).
       def keepEveryFile = buildKeys.filter(_.ndvCountsValuesOnce)
         .map(b => JoinCostModel.knownKeys(files, rows, s.ndv, fpp, s.filesPerKey, b.ndv))
@@ -119,7 +119,7 @@ final class JoinFilePruning(session: SparkSession) {
       .getOrElse(return (Left("the probe column's index has no statistics"), 0))
     val (decision, useful) = if (!modelled) (JoinCostModel.Apply(s"${HsbloomConf.JoinCostModel.key} is false"), maxKeys) else {
       JoinCostModel.filePruning(files, summary.numRows - summary.numNulls, summary.ndv,
-        probe.index.entry.fpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
+        probe.index.entry.fileFpp, BigInt(column.fs.sizeInBytes), BigInt(buildRelation.map(_.sizeInBytes).getOrElse(0L)),
         maxKeys, buildDistinct, summary.filesPerKey)
     }
     (if (decision.applies) Right(decision.reason) else Left(decision.reason), useful)

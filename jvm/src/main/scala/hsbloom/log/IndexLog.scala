@@ -24,7 +24,7 @@ object IndexLog {
       state: String,
       indexedColumns: Seq[String],
       /** The file filters' false-positive probability. */
-      fpp: Double,
+      fileFpp: Double,
       format: String,
       rootPaths: Seq[String],
       /** The read options as recorded (`hsbloom.format.ReadOptions`): verbatim, hashed, and the hashes' salt. */
@@ -59,7 +59,7 @@ object IndexLog {
         id = e.id,
         state = e.state.name,
         indexedColumns = e.config.map(_.indexedColumns).getOrElse(Nil),
-        fpp = fileFpp,
+        fileFpp = fileFpp,
         format = e.source.map(_.format).getOrElse(""),
         rootPaths = e.source.map(_.rootPaths).getOrElse(Nil),
         options = e.source.map(_.options).getOrElse(ReadOptions.Recorded(Map.empty, Map.empty, "")),

@@ -96,7 +96,7 @@ class LogJsonSuite extends AnyFunSuite {
     val e = entry(state = State.Active).copy(summary = entry().summary.map(_.copy(fileFpp = None, sharedFpp = None)))
     assert(LogJson.parse(LogJson.write(e)).fpps == ((0.001, 0.001)))
     val unconfigured = e.copy(config = e.config.map(_.copy(fpp = None)))
-    assert(IndexLog.Entry.of(LogJson.parse(LogJson.write(unconfigured)), "x").fpp == BFIndexConfig.DefaultFpp)
+    assert(IndexLog.Entry.of(LogJson.parse(LogJson.write(unconfigured)), "x").fileFpp == BFIndexConfig.DefaultFpp)
   }
 
   test("the config's granularity is written only when not the default, so an older hsbloom reads the entry") {

@@ -7,7 +7,7 @@ import hsbloom.format.SourceFile
 class BuildSummarySuite extends AnyFunSuite {
   test("the summary is the JSON the index log records, with its field names and the request's column order") {
     val request = BuildRequest(Seq("b", "a"), Seq(SourceFile(0, "file:/x", 10, 1), SourceFile(1, "file:/y", 20, 2)),
-      None, 0.01, globalFilter = true, "file:/d", "test")
+      None, 0.01, 0.01, globalFilter = true, zones = false, "file:/d", "test")
     val stats = Seq(FileStats(0, "a", 5, 1, 3, 32), FileStats(1, "a", 7, 0, 7, 64), FileStats(0, "b", 5, 0, 5, 32),
       FileStats(1, "b", 7, 2, 3, 32))
     val adoption = Adoption.Outcome(Set(1L), Nil, Map("no native filter in every row group" -> 1))
@@ -26,7 +26,7 @@ class BuildSummarySuite extends AnyFunSuite {
 
   test("without a global filter, the scan's distinct count is the column's when no file was adopted") {
     val request = BuildRequest(Seq("k"), Seq(SourceFile(0, "file:/x", 10, 1), SourceFile(1, "file:/y", 20, 2)),
-      None, 0.01, globalFilter = false, "file:/d", "test")
+      None, 0.01, 0.01, globalFilter = false, zones = false, "file:/d", "test")
     // The same 4 keys in both files: the files' counts sum to 8, the column holds 4.
     val stats = Seq(FileStats(0, "k", 4, 0, 4, 32), FileStats(1, "k", 4, 0, 4, 32))
     val hashedAll = Adoption.Outcome(Set.empty, Nil, Map("no native filter in every row group" -> 2))

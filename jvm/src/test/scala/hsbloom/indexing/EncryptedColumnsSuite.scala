@@ -61,8 +61,8 @@ class EncryptedColumnsSuite extends AnyFunSuite {
   private lazy val encryptedFooter = people(Some("encrypted"))
 
   private def adopted(file: SourceFile, column: String): Either[String, AdoptedFile] =
-    NativeFilters.read(file, Seq(column), Seq(types(schema.getFieldIndex(column))), 0.01, None, weakFileFilters = false,
-      1L << 22, keyed)
+    NativeFilters.read(file, Seq(column), Seq(types(schema.getFieldIndex(column))), 0.01, 0.01, zones = false,
+      weakFileFilters = false, 1L << 22, keyed)
 
   private def refusal(file: SourceFile, column: String, stored: Option[String]): Option[String] =
     EncryptedColumns.refusal(file, Seq(column -> stored), keyed)

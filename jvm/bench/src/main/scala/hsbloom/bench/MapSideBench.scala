@@ -49,7 +49,7 @@ object MapSideBench {
     val listing = listed.map(f => FileKey.listed(f.path) -> f).toMap
     val names = listed.map(f => UTF8String.fromString(f.path))
     val settings = MapSettings(Array(LongType, StringType),
-      None, 0.01, globalFilter, BuildRequest.DefaultMaxBufferedHashes, 4, zoneFpp = 0.01)
+      None, 0.01, globalFilter, BuildRequest.DefaultMaxBufferedHashes, 4, sharedFpp = 0.01)
     val cpu = java.lang.management.ManagementFactory.getThreadMXBean
     var best = Long.MaxValue
     for (_ <- 0 until rounds) {
