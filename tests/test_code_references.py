@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from scala_text import block_comment_end
+
 ROOT = Path(__file__).resolve().parent.parent
 
 _EXTENSIONS = ("py", "scala", "md", "sh", "sql", "toml")
@@ -89,14 +91,7 @@ def scala_comments(text: str) -> list[tuple[int, str]]:
             found.append((text.count("\n", 0, i) + 1, text[i:end]))
             i = end
         elif text.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
+            j = block_comment_end(text, i)
             found.append((text.count("\n", 0, i) + 1, text[i:j]))
             i = j
         else:

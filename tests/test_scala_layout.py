@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from scala_text import block_comment_end
+
 ROOT = Path(__file__).resolve().parent.parent
 JVM = ROOT / "jvm"
 MAIN = JVM / "src" / "main" / "scala" / "hsbloom"
@@ -132,15 +134,7 @@ def code_only(text: str) -> str:
             end = text.find("\n", i)
             i = blank(i, n if end < 0 else end)
         elif text.startswith("/*", i):
-            depth, end = 1, i + 2
-            while end < n and depth:
-                if text.startswith("/*", end):
-                    depth, end = depth + 1, end + 2
-                elif text.startswith("*/", end):
-                    depth, end = depth - 1, end + 2
-                else:
-                    end += 1
-            i = blank(i, end)
+            i = blank(i, block_comment_end(text, i))
         else:
             out.append(text[i])
             i += 1
