@@ -20,12 +20,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import hsbloom
-from hsbloom import settings
+from hsbloom import jar, settings
 
 DATA = Path(__file__).resolve().parent / "data"
 BENCH_JAR = Path(__file__).resolve().parents[1] / "jvm" / "target" / "hsbloom-bench.jar"
 # The tests' KMS client (keys from the Hadoop settings, no server), for benchmarks of encrypted tables.
 TEST_KMS_JAR = Path(__file__).resolve().parents[1] / "jvm" / "target" / "hsbloom-test-kms.jar"
+# The benchmarks' own JVM classes (jvm/bench, on the classpath of a session made with `bench_jar`), by role.
+BENCH_CLASSES = {"sbbf_bench": "hsbloom.bench.SbbfBench", "scale_bench": "hsbloom.bench.ScaleBench"}
 
 
 def session(app: str, delta: bool = False, driver_memory: str = "6g", bench_jar: bool = False,
@@ -54,6 +56,12 @@ def session(app: str, delta: bool = False, driver_memory: str = "6g", bench_jar:
     spark = hsbloom.configure(builder, delta=delta).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def bench_class(spark: SparkSession, role: str):
+    """The py4j JavaClass of one of the benchmarks' JVM classes (`BENCH_CLASSES`), through hsbloom's door to the
+    JVM (hsbloom.jar)."""
+    return jar.java_class(spark, BENCH_CLASSES[role])
 
 
 def key_rows(spark: SparkSession, first: int, rows: int, files: int, seed: int = 11):

@@ -20,6 +20,7 @@ from pathlib import Path
 from common import DATA, key_rows, key_table, session
 
 import hsbloom
+from hsbloom import jar
 
 COLUMNS = ["long_key", "uuid_key"]
 
@@ -32,7 +33,7 @@ def seconds(action) -> float:
 
 def latest_job_id(spark) -> int:
     """The id of the newest Spark job of this application (jobs are numbered in order; -1: none yet)."""
-    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)  # newest first
+    jobs = jar.java_session(spark).sparkContext().statusStore().jobsList(None)  # newest first
     return jobs.head().jobId() if jobs.nonEmpty() else -1
 
 

@@ -20,9 +20,7 @@ import zlib
 
 import numpy as np
 import pyarrow as pa
-from common import session
-
-from hsbloom import jar
+from common import bench_class, session
 
 from hsbloom.readers.sbbf import Sbbf  # the Python SBBF (the reader's and the tests' check of the jar)
 
@@ -90,7 +88,7 @@ def main() -> None:
     n, repeats = args.n, args.repeats
 
     spark = session("hsbloom-bench-sbbf", driver_memory="4g", bench_jar=True, cores=1)
-    bench = jar.jar_class(spark, "sbbf_bench")
+    bench = bench_class(spark, "sbbf_bench")
     results: dict[tuple[str, str], tuple[float, float, int, int]] = {}
     try:
         for workload, make, jvm_suffix in (("int64", longs, "Longs"), ("uuid string", uuids, "Strings")):

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from common import DATA, session
+from common import DATA, bench_class, session
 from pyspark.sql import functions as F
 
 import hsbloom
@@ -195,7 +195,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.real.split(",") if s]
     spark = session("hsbloom-bench-scale", bench_jar=True)
-    bench = jar.jar_class(spark, "scale_bench")
+    bench = bench_class(spark, "scale_bench")
     for n in sizes:
         real(spark, bench, n, args, refresh=n == max(sizes))
     for n in [int(s) for s in args.synthetic.split(",") if s]:

@@ -70,6 +70,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from tpch_data import canonical, generate, table_path  # noqa: E402
 
 import hsbloom  # noqa: E402
+from hsbloom import jar  # noqa: E402
 from hsbloom.errors import IndexExistsError  # noqa: E402
 from hsbloom.explain import explain_string  # noqa: E402
 
@@ -250,7 +251,7 @@ def planning_ms(spark, sql: str, enabled: bool, repeat: int = 3) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        spark.sql(sql)._jdf.queryExecution().executedPlan()
+        jar.java_dataframe(spark.sql(sql)).queryExecution().executedPlan()
         times.append(time.perf_counter() - start)
     return min(times) * 1000
 

@@ -1,46 +1,36 @@
-"""The one door from Python into a classic session's JVM: the hsbloom jar's classes and PySpark's private handles.
+"""The one door from Python into a classic session's JVM: PySpark's private handles, and the jar's classes the
+package itself calls.
 
-Index management goes through SQL (hsbloom.statements), which works on Spark Connect too; py4j is left for the
-session check and for what tests and benchmarks read from a classic session's JVM. Every class of the jar reached
-through py4j is named here once, and so is every private attribute of PySpark hsbloom relies on (`_jvm`, `_jdf`,
-`_jsparkSession`, a builder's `_options`).
+Index management goes through SQL (hsbloom.statements), which works on Spark Connect too; the package calls into
+the JVM only for the session check and for the run metrics and caches of `hsbloom.explain`. Every private attribute
+of PySpark that anything in this repository relies on (`_jvm`, `_jsparkSession`, `_jdf`, `_gateway`, a builder's
+`_options`) is read here and nowhere else (tests/test_jvm_door.py holds that), so a PySpark upgrade that renames one
+changes this file alone. The jar's classes that only tests and benchmarks drive are named beside them
+(tests/jvm_classes.py, bench/common.py), not here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# The jar's classes Python reaches through py4j, by role. The SQL extension's name is user-facing
-# (spark.sql.extensions). The package itself manages indexes through SQL only (hsbloom.statements); it calls the
-# jar directly only for the session check, and for the run metrics and caches that tests and benchmarks read on a
-# classic session. The other roles are the jar's internals that tests and benchmarks drive.
+# The SQL extension's name is user-facing (spark.sql.extensions); the session check looks its class up.
 EXTENSION_CLASS = "hsbloom.HsbloomExtension"
+# The jar's classes the package calls through py4j, by role.
 _CLASSES = {
     "extension": EXTENSION_CLASS,
     "index_catalog": "hsbloom.catalog.IndexCatalog",
     "pruning_explain": "hsbloom.explain.PruningExplain",
-    # Used by tests and benchmarks:
-    "index_build": "hsbloom.indexing.IndexBuild",
-    "encrypted_columns": "hsbloom.indexing.EncryptedColumns",
-    "index_damage": "hsbloom.index.IndexDamage",
-    "index_tables": "hsbloom.index.IndexTables",
-    "index_directories": "hsbloom.index.IndexDirectories",
-    "index_permissions": "hsbloom.index.IndexPermissions",
-    "global_filter": "hsbloom.index.GlobalFilter",
-    "global_filter_ref": "hsbloom.index.GlobalFilterRef",
-    "layout": "hsbloom.format.Layout",
-    "log_store": "hsbloom.log.LogStore",
-    "sbbf": "hsbloom.sbbf.Sbbf",
-    "settings": "hsbloom.conf.HsbloomConf",
-    # Only on the classpath of bench/sbbf.py and bench/scale.py (jvm/bench, not in the shipped jar).
-    "sbbf_bench": "hsbloom.bench.SbbfBench",
-    "scale_bench": "hsbloom.bench.ScaleBench",
 }
 
 
 def jvm(spark: Any) -> Any:
     """The py4j view of the session's JVM (PySpark-private `_jvm`)."""
     return spark._jvm
+
+
+def gateway(spark: Any) -> Any:
+    """The py4j gateway of the session's JVM (PySpark-private `SparkContext._gateway`): its process, its arrays."""
+    return spark.sparkContext._gateway
 
 
 def java_session(spark: Any) -> Any:
@@ -58,19 +48,15 @@ def builder_options(builder: Any) -> dict[str, str]:
     return dict(getattr(builder, "_options", {}))
 
 
-def hadoop_conf(spark: Any) -> Any:
-    """A fresh Hadoop Configuration with the session's settings (what Spark's own file sources read with)."""
-    return java_session(spark).sessionState().newHadoopConf()
-
-
-def hadoop_path(spark: Any, *parts: Any) -> Any:
-    """An org.apache.hadoop.fs.Path (public Hadoop API, reached through py4j)."""
-    return jvm(spark).org.apache.hadoop.fs.Path(*parts)
+def java_class(spark: Any, name: str) -> Any:
+    """The py4j JavaClass of the class with the fully qualified `name` (a JavaPackage when it is not on the
+    classpath, as when the jar is missing)."""
+    target = jvm(spark)
+    for part in name.split("."):
+        target = getattr(target, part)
+    return target
 
 
 def jar_class(spark: Any, role: str) -> Any:
-    """The py4j JavaClass (or JavaPackage, when the jar is missing) of one of the jar's classes by role."""
-    target = jvm(spark)
-    for part in _CLASSES[role].split("."):
-        target = getattr(target, part)
-    return target
+    """One of the jar's classes the package calls, by role (`_CLASSES`)."""
+    return java_class(spark, _CLASSES[role])

@@ -8,6 +8,7 @@ import json
 from typing import Any, Protocol, Sequence
 
 from hsbloom import jar
+import jvm_classes
 
 
 class ListedFile(Protocol):
@@ -55,4 +56,4 @@ def build_index_data(
         request["global_held_hashes"] = global_held_hashes
     if global_filter_blocks:
         request["global_filter_blocks"] = global_filter_blocks
-    return json.loads(jar.jar_class(spark, "index_build").run(jar.java_dataframe(df), json.dumps(request)))
+    return json.loads(jvm_classes.jvm_class(spark, "index_build").run(jar.java_dataframe(df), json.dumps(request)))

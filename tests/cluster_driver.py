@@ -50,7 +50,7 @@ def rows_and_files(df: Any) -> tuple[list[tuple], int]:
     """The sorted rows of `df` and how many files its scans read, from one run (as explain.file_counts)."""
     fresh = df.select("*")
     rows = sorted(tuple(row) for row in fresh.collect())
-    plan = fresh._jdf.queryExecution().executedPlan()
+    plan = jar.java_dataframe(fresh).queryExecution().executedPlan()
     return rows, int(jar.jar_class(df.sparkSession, "pruning_explain").filesRead(plan))
 
 
@@ -117,7 +117,7 @@ def phase(name: str, began: list[float]) -> None:
 def wait_for_executors(spark: Any, count: int, timeout: float = 300.0) -> None:
     """Until `count` executors have registered, so that every one of them runs the scenarios' tasks."""
     deadline = time.monotonic() + timeout
-    while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1 < count:  # minus the driver
+    while jar.java_session(spark).sparkContext().getExecutorMemoryStatus().size() - 1 < count:  # minus the driver
         if time.monotonic() > deadline:
             raise RuntimeError(f"fewer than {count} executors registered within {timeout:.0f} s")
         time.sleep(0.5)
@@ -141,7 +141,7 @@ def main(master: str, work_dir: str, executors: int) -> None:
     phase("parquet scenarios", began)
     delta_scenarios(spark, work, out)
     phase("delta scenarios", began)
-    out["executors"] = sc._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver
+    out["executors"] = jar.java_session(spark).sparkContext().getExecutorMemoryStatus().size() - 1  # minus the driver
     print("RESULTS " + json.dumps(out), flush=True)
     spark.stop()
 

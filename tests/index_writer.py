@@ -25,7 +25,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 import hsbloom
-from hsbloom import BFIndexConfig, Hyperspace
+from hsbloom import BFIndexConfig, Hyperspace, jar
 from jvm_options import SHORT_LIVED_JVM
 
 
@@ -58,10 +58,10 @@ def race(spark: SparkSession, system_path: str, data_path: str, name: str, go_fi
 
 
 def jvm_process(spark: SparkSession) -> subprocess.Popen:
-    """The JVM process PySpark started for this session (PySpark-private `SparkContext._gateway.proc`): the writer
-    of the log entries, whose pid is `ProcessHandle.current().pid()` there."""
-    proc = spark.sparkContext._gateway.proc
-    assert proc.pid == spark._jvm.java.lang.ProcessHandle.current().pid(), "the JVM is not the gateway's process"
+    """The JVM process PySpark started for this session (its py4j gateway's process): the writer of the log entries,
+    whose pid is `ProcessHandle.current().pid()` there."""
+    proc = jar.gateway(spark).proc
+    assert proc.pid == jar.jvm(spark).java.lang.ProcessHandle.current().pid(), "the JVM is not the gateway's process"
     return proc
 
 

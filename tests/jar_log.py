@@ -11,6 +11,7 @@ from typing import Any
 
 from hsbloom import jar
 from hsbloom.results import State
+import jvm_classes
 
 
 @dataclass(frozen=True)
@@ -41,18 +42,19 @@ class Log:
 
     def __init__(self, spark: Any, index_dir: Path | str) -> None:
         index_dir = Path(str(index_dir).removeprefix("file:"))
-        jvm = jar.jvm(spark)
-        self._jvm = jvm
+        self._converters = jar.jvm(spark).scala.jdk.javaapi.CollectionConverters
+        self._log_json = jvm_classes.jvm_class(spark, "log_json")
         self.directory = index_dir / "_hsbloom_log"
-        log_path = jvm.org.apache.hadoop.fs.Path(f"file:{index_dir}/_hsbloom_log")
-        self._log = jvm.hsbloom.log.OperationLog(index_dir.name, log_path, jar.hadoop_conf(spark))
+        log_path = jvm_classes.hadoop_path(spark, f"file:{index_dir}/_hsbloom_log")
+        self._log = jvm_classes.jvm_class(spark, "operation_log")(index_dir.name, log_path,
+                                                                 jvm_classes.hadoop_conf(spark))
 
     def ids(self) -> list[int]:
-        return [int(i) for i in self._jvm.scala.jdk.javaapi.CollectionConverters.asJava(self._log.ids())]
+        return [int(i) for i in self._converters.asJava(self._log.ids())]
 
     def read(self, entry_id: int) -> Entry:
         """Entry `entry_id`; hsbloom's CorruptLog error (a Py4JJavaError) when it is not one hsbloom wrote."""
-        return _entry(self._jvm.hsbloom.format.LogJson.write(self._log.read(entry_id)))
+        return _entry(self._log_json.write(self._log.read(entry_id)))
 
     def latest(self) -> Entry | None:
         ids = self.ids()
@@ -61,7 +63,7 @@ class Log:
     def latest_stable(self) -> Entry | None:
         """The newest stable entry, as readers use it (a newest entry that is unreadable is skipped)."""
         found = self._log.latestStable()
-        return None if found.isEmpty() else _entry(self._jvm.hsbloom.format.LogJson.write(found.get()))
+        return None if found.isEmpty() else _entry(self._log_json.write(found.get()))
 
     def entries(self) -> list[Entry]:
         return [self.read(i) for i in self.ids()]
@@ -95,7 +97,7 @@ def writer(host: str, pid: int, operation_id: str) -> dict[str, Any]:
 def local_host(spark: Any) -> str:
     """This host's name as the jar records it in entries it writes (hsbloom.format.Writer), which decides whether a
     writer recorded as being on this host can be proven dead."""
-    return str(jar.jvm(spark).hsbloom.format.Writer.localHost())
+    return str(jvm_classes.jvm_class(spark, "writer").localHost())
 
 
 def first_entry(
@@ -103,10 +105,11 @@ def first_entry(
 ) -> dict[str, Any]:
     """Entry 0 of a new index with nothing but what every entry has, as a writer that stopped right after writing
     it left it."""
+    log_format = int(jvm_classes.jvm_class(spark, "layout").LogFormatVersion())
+    version = str(jvm_classes.jvm_class(spark, "build_info").version())
     return {
-        "log_format": int(jar.jar_class(spark, "layout").LogFormatVersion()), "id": 0, "state": state.value,
-        "operation": operation, "timestamp_ms": int(time.time() * 1000),
-        "hsbloom_version": str(jar.jvm(spark).hsbloom.BuildInfo.version()), "writer": by, "data_version": data_version,
+        "log_format": log_format, "id": 0, "state": state.value, "operation": operation,
+        "timestamp_ms": int(time.time() * 1000), "hsbloom_version": version, "writer": by, "data_version": data_version,
     }
 
 
@@ -133,7 +136,7 @@ def held_files(spark: Any, data_paths: list[str], dropped: tuple[int, ...] = ())
     convert = jvm.scala.jdk.javaapi.CollectionConverters
     paths = convert.asScala(list(data_paths)).toSeq()
     ids = convert.asScala([jvm.java.lang.Long(i) for i in dropped]).toSet()
-    answer = jvm.hsbloom.index.SourceListing.held(paths, ids, jar.hadoop_conf(spark))
+    answer = jvm_classes.jvm_class(spark, "source_listing").held(paths, ids, jvm_classes.hadoop_conf(spark))
     files = [HeldFile(int(f.fileId()), f.path(), int(f.size()), int(f.mtime())) for f in convert.asJava(answer._1())]
     return files, int(answer._2())
 

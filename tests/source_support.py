@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from hsbloom import jar
+import jvm_classes
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def describe(spark: Any, df: Any, columns: Sequence[str], with_files: bool = Tru
     def option(scala_option: Any) -> Any:
         return scala_option.get() if scala_option.isDefined() else None
 
-    described = jvm.hsbloom.catalog.Sources.describe(
+    described = jvm_classes.jvm_class(spark, "sources").describe(
         jar.java_dataframe(df), convert.asScala(list(columns)).toSeq(), with_files
     )
     s = described.source()

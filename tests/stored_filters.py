@@ -12,11 +12,13 @@ from pyspark.sql import DataFrame
 
 from hsbloom import jar
 from hsbloom.readers.sbbf_header import header_bytes
+from jvm_classes import jvm_class
 
 
 def file_table(spark: Any, data_path: str) -> DataFrame:
     """The file table of `data_path` with each row's `filter` read back whole by the jar (checksums checked)."""
-    return DataFrame(jar.jar_class(spark, "index_tables").readFileTable(jar.java_session(spark), str(data_path)), spark)
+    table = jvm_class(spark, "index_tables").readFileTable(jar.java_session(spark), str(data_path))
+    return DataFrame(table, spark)
 
 
 # Bytes of block rows per checksummed stripe (FilterBlocks.StripeBytes).

@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+import jvm_classes
 import stored_filters
 from build_support import build_index_data
 
@@ -30,9 +31,8 @@ class Listed:
 
 def list_files(spark, directory: str) -> list[Listed]:
     """The data files of a directory, through the Hadoop FileSystem (as a file index lists them)."""
-    jvm = spark._jvm
-    path = jvm.org.apache.hadoop.fs.Path(directory)
-    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    path = jvm_classes.hadoop_path(spark, directory)
+    fs = path.getFileSystem(jvm_classes.hadoop_conf(spark))
     statuses = sorted(
         (s for s in fs.listStatus(path) if s.getPath().getName().endswith(".parquet")),
         key=lambda s: s.getPath().getName(),

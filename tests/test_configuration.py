@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hsbloom import jar, settings
+from hsbloom import settings
+from jvm_classes import jvm_class
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = re.compile(r"(?<![\w.])spark\.hsbloom\.[A-Za-z][A-Za-z.]*[A-Za-z]")
@@ -25,7 +26,7 @@ CONFIGURATION_PAGE = ROOT / "docs/configuration.md"
 
 @pytest.fixture(scope="module")
 def registry(spark) -> dict[str, dict]:
-    entries = json.loads(jar.jar_class(spark, "settings").json())
+    entries = json.loads(jvm_class(spark, "settings").json())
     return {e["key"]: e for e in entries}
 
 

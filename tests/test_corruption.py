@@ -27,6 +27,7 @@ import hsbloom
 from hsbloom import Hyperspace
 from hsbloom.explain import files_read
 from healthy_index import NAME, NUM_FILES, ROWS_PER_FILE, lookup_rows, system_path_at
+from jvm_classes import jvm_class
 from stored_filters import stripes
 
 
@@ -41,7 +42,8 @@ def join_count(spark, source: str) -> int:
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     try:
         if hsbloom.is_enabled(spark):
-            assert "hsbloom_join_filter" in joined(spark, source)._jdf.queryExecution().optimizedPlan().toString()
+            plan = jar.java_dataframe(joined(spark, source)).queryExecution().optimizedPlan()
+            assert "hsbloom_join_filter" in plan.toString()
         return joined(spark, source).count()
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
@@ -158,7 +160,7 @@ def _zero_block_checksums(path: Path) -> None:
 @pytest.mark.parametrize("case", sorted(DATA_CASES))
 def test_damaged_data_never_prunes_wrongly_and_is_reported(spark, source, other, expected, copy, case):
     damaged = DATA_CASES[case](data_dir(copy), data_dir(other))
-    jar.jar_class(spark, "index_damage").clear()
+    jvm_class(spark, "index_damage").clear()
     with system_path_at(spark, copy):
         hsbloom.enable(spark)
         assert lookup_rows(spark, source) == expected, case
@@ -176,7 +178,7 @@ def test_damaged_data_never_prunes_wrongly_and_is_reported(spark, source, other,
 
 def test_a_healthy_copy_prunes_and_verifies_clean(spark, source, expected, copy):
     """The baseline the damage cases depart from: the copy prunes to one file and has no problems."""
-    jar.jar_class(spark, "index_damage").clear()
+    jvm_class(spark, "index_damage").clear()
     with system_path_at(spark, copy):
         hsbloom.enable(spark)
         assert lookup_rows(spark, source) == expected
@@ -226,7 +228,7 @@ def test_the_join_filter_is_used_on_a_healthy_copy(spark, source, expected_join,
 @pytest.mark.parametrize("case", sorted(GLOBAL_CASES))
 def test_damaged_global_filters_never_drop_joining_rows(spark, source, other, expected_join, copy, case):
     damaged = GLOBAL_CASES[case](data_dir(copy), data_dir(other))
-    jar.jar_class(spark, "index_damage").clear()
+    jvm_class(spark, "index_damage").clear()
     with system_path_at(spark, copy):
         hsbloom.enable(spark)
         assert join_count(spark, source) == expected_join, case
@@ -241,7 +243,7 @@ def test_damaged_global_filters_never_drop_joining_rows(spark, source, other, ex
 def test_a_full_refresh_rebuilds_a_damaged_index_whose_source_is_unchanged(spark, source, expected, copy, found_by):
     """Damage found by this process (queries' checksums, verify_index) makes a full refresh rebuild from the
     source, which has not changed; a healthy index is left alone."""
-    jar.jar_class(spark, "index_damage").clear()
+    jvm_class(spark, "index_damage").clear()
     with system_path_at(spark, copy):
         hs = Hyperspace(spark)
         assert not hs.refresh_index(NAME, "full").refreshed  # healthy and unchanged: nothing to do

@@ -23,6 +23,7 @@ import hsbloom
 from hsbloom import BFIndexConfig, jar, settings
 from hsbloom.errors import EncryptedSourceError, IndexBuildError, InvalidConfigError
 from hsbloom.explain import explain_string, files_read, row_group_counts
+from jvm_classes import jvm_class
 from pruning_support import outcomes
 
 # The read settings: what a session holding the keys reads encrypted files with.
@@ -42,7 +43,7 @@ def encrypting(plaintext_footer: bool) -> dict[str, str]:
 
 @pytest.fixture(scope="module", autouse=True)
 def test_kms(spark) -> None:
-    kms = spark._jvm.hsbloom.testkms.TestKmsClient
+    kms = jvm_class(spark, "test_kms")
     assert isinstance(kms, JavaClass), (
         "hsbloom.testkms.TestKmsClient is not on the session's classpath: build jvm/target/hsbloom-test-kms.jar "
         "with ./dev.sh sbt testKms/package (./dev.sh test builds it)"
@@ -372,14 +373,14 @@ def test_a_join_gets_the_sealed_global_filter_with_keys_and_not_without(spark, s
             assert {(op, pid) for op, pid, _ in expected} >= {("=", 0), ("=", 1), ("<=>", 2), ("<=>", 7)}
             with session_settings(spark, READ):
                 assert rows(True) == expected
-                plan = joined()._jdf.queryExecution().executedPlan().toString()
+                plan = jar.java_dataframe(joined()).queryExecution().executedPlan().toString()
                 filters = [line for line in plan.splitlines() if "- Filter " in line and "hsbloom_join_filter(" in line]
                 assert len(filters) == 2, plan  # one per join, on the probes' side
                 considered = explain_string(joined()).replace("`", "")
                 assert considered.count(": injected:") == 2 and injected in considered, considered
             assert rows(True) == expected  # no keys in the session: no filter, every row
             considered = explain_string(joined()).replace("`", "")
-            assert "hsbloom_join_filter" not in joined()._jdf.queryExecution().executedPlan().toString()
+            assert "hsbloom_join_filter" not in jar.java_dataframe(joined()).queryExecution().executedPlan().toString()
             assert f"{injected}" in considered and f"skipped: {NO_KEYS_JOIN}" in considered, considered
     finally:
         hsbloom.disable(spark)
@@ -497,7 +498,8 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
                 expected = ids()
                 hsbloom.enable(spark)
                 assert ids() == expected and 100 in expected
-                assert "hsbloom_join_filter" in probe.join(df, "ssn")._jdf.queryExecution().executedPlan().toString()
+                plan = jar.java_dataframe(probe.join(df, "ssn")).queryExecution().executedPlan()
+                assert "hsbloom_join_filter" in plan.toString()
             assert files_read(df.where("ssn = 'zzz'")) == 1
         finally:
             hsbloom.disable(spark)

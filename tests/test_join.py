@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 import hsbloom
+from hsbloom import jar
 from hsbloom.explain import run_explained_string
 from pruning_support import files_listed, files_read
 
@@ -97,7 +98,7 @@ def tables(spark, tmp_path_factory, module_system_path):
 
 
 def plan_text(df) -> str:
-    return df._jdf.queryExecution().executedPlan().toString()
+    return jar.java_dataframe(df).queryExecution().executedPlan().toString()
 
 
 def run(spark, df_builder, enabled: bool):

@@ -21,12 +21,13 @@ from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import hsbloom
-from hsbloom import BFIndexConfig, Hyperspace, jar
+from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import CorruptLogError, HsbloomError
 from hsbloom.explain import file_counts
 
 from healthy_index import NAME, system_path_at
 from jar_log import local_host
+from jvm_classes import jvm_class
 
 # Values no numeric field of an entry may hold: a traversal, an absolute path, a negative, a huge number (in
 # and beyond a Long), a fraction, a bool, containers.
@@ -38,12 +39,12 @@ DEAD_PID = 2**22 + 1
 
 def layout(spark, constant: str) -> Any:
     """A constant of the jar's hsbloom.format.Layout (MaxDataVersion, MaxEntryDataParts, ...)."""
-    return getattr(jar.jar_class(spark, "layout"), constant)()
+    return getattr(jvm_class(spark, "layout"), constant)()
 
 
 def parse(spark, entry: dict) -> Any:
     """`entry` as the jar reads it: hsbloom.format.LogJson.parse, the one parser of log entries."""
-    return jar.jvm(spark).hsbloom.format.LogJson.parse(json.dumps(entry))
+    return jvm_class(spark, "log_json").parse(json.dumps(entry))
 
 
 def refusal(spark, entry: dict) -> str:
@@ -191,7 +192,7 @@ def test_the_jar_refuses_every_bad_value_of_every_field_it_reads(spark, complete
     """Every field of an entry (each one the jar writes, and the legacy file list it still reads), set to a value
     of another JSON type, out of range, or of the right type but meaningless, is refused by the one parser, naming
     the field (or, for the config, what BFIndexConfig refuses), and never read as something else."""
-    max_text = int(jar.jvm(spark).hsbloom.format.LogJson.MaxText())
+    max_text = int(jvm_class(spark, "log_json").MaxText())
     wrong: list[tuple[str, Any, str]] = []  # (field, value, what the jar said)
     fields = list(_nodes(complete_entry))
     for path, value in fields:

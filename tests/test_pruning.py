@@ -17,6 +17,7 @@ from hsbloom import jar
 import hsbloom
 from hsbloom.explain import explain_string, file_counts
 from hsbloom.settings import SYSTEM_PATH as SYSTEM_PATH_CONF
+from jvm_classes import jvm_class
 from pruning_support import create_index, files_read, outcomes
 
 FPP = 0.01
@@ -161,8 +162,8 @@ def test_a_corrupt_filter_keeps_only_its_own_file(spark, tmp_path):
     directory = str(tmp_path / "badfilter")
     spark.range(0, 2000, numPartitions=10).select(F.col("id").alias("key")).write.parquet(directory)
     data_path = create_index(spark, directory, "badfilter_key", ["key"])
-    tables = jar.jar_class(spark, "index_tables")
-    table = DataFrame(tables.readFileTable(spark._jsparkSession, data_path), spark)
+    tables = jvm_class(spark, "index_tables")
+    table = DataFrame(tables.readFileTable(jar.java_session(spark), data_path), spark)
     victim = table.orderBy("file_path").first().file_path
     broken = table.withColumn(
         "filter", F.when(F.col("file_path") == victim, F.lit(b"\x15\x80garbage")).otherwise(F.col("filter"))
@@ -171,7 +172,7 @@ def test_a_corrupt_filter_keeps_only_its_own_file(spark, tmp_path):
         shutil.rmtree(data_path.removeprefix("file:") + "/" + written)
     # Written the way hsbloom writes it, so only the one filter is bad.
     rewritten = spark.createDataFrame(broken, table.schema).coalesce(1)
-    tables.writeFileTable(rewritten._jdf, data_path, "errorifexists")
+    tables.writeFileTable(jar.java_dataframe(rewritten), data_path, "errorifexists")
     jar.jar_class(spark, "index_catalog").invalidateAll()
     hsbloom.enable(spark)
     lookup = spark.read.parquet(directory).where(F.col("key") == 1999)
@@ -350,7 +351,7 @@ def test_explain_shows_both_plans_the_index_and_file_counts(spark, wide):
 
 def plan_shape(df) -> str:
     """The executed plan's text without expression ids and file index names: what runs, node by node."""
-    text = df._jdf.queryExecution().executedPlan().toString()
+    text = jar.java_dataframe(df).queryExecution().executedPlan().toString()
     return re.sub(r"#\d+L?|plan_id=\d+|Location: \w+|\[[^\]]*file:[^\]]*\]", "", text)
 
 

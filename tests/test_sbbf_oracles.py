@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 from sbbf_helpers import column_filter_blobs, load_vectors, vector_array
 
-from hsbloom import jar
 from hsbloom.readers.parquet_hash import hash_array, min_bytes_for_precision
 from hsbloom.readers.sbbf import Sbbf, read_header
+from jvm_classes import jvm_class
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "vectors"))
 from generate_vectors import ParquetJava  # noqa: E402
@@ -104,7 +104,7 @@ def test_sizing_agrees_with_parquet_java_except_near_powers_of_two(parquet_java)
 
 
 def test_scala_sbbf_reads_folds_and_estimates_like_python(spark):
-    scala = jar.jar_class(spark, "sbbf")
+    scala = jvm_class(spark, "sbbf")
     rng = np.random.default_rng(11)
     for num_bytes, count, fpp in ((1 << 20, 1000, 0.01), (1 << 16, 3000, 0.05), (4096, 20_000, 0.01), (1 << 16, 0, 0.01)):
         ours = Sbbf(num_bytes)

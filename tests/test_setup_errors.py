@@ -20,6 +20,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 import hsbloom
+from hsbloom import jar
 from hsbloom import session as hs_session
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,10 +142,10 @@ def test_configure_points_python_workers_at_this_interpreter_unless_set(monkeypa
 def test_configure_puts_the_jar_on_the_driver_classpath_not_in_spark_jars():
     """A builder's spark.jars would replace the jar list spark-submit makes from spark.jars.packages (Delta)."""
     builder = SparkSession.builder.config("spark.driver.extraClassPath", "/opt/other.jar")
-    options = hsbloom.configure(builder, delta=True)._options
+    options = jar.builder_options(hsbloom.configure(builder, delta=True))
     assert "spark.jars" not in options
-    jar = str(hs_session.default_jar_path().resolve())
-    assert options["spark.driver.extraClassPath"] == os.pathsep.join(["/opt/other.jar", jar])
+    jar_path = str(hs_session.default_jar_path().resolve())
+    assert options["spark.driver.extraClassPath"] == os.pathsep.join(["/opt/other.jar", jar_path])
     assert options["spark.jars.packages"] == hs_session.delta_maven_coordinate()
 
 

@@ -43,7 +43,7 @@ def test_configure_keeps_existing_settings():
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.config("spark.sql.extensions", "com.example.Ext").config("spark.jars", "/x.jar")
-    options = hsbloom.configure(builder)._options
+    options = jar.builder_options(hsbloom.configure(builder))
     assert options["spark.sql.extensions"] == f"com.example.Ext,{hs_session.EXTENSION_CLASS}"
     assert options["spark.jars"] == "/x.jar"
 

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hsbloom import jar
+
 OUTPUT = Path(__file__).resolve().parent / "sbbf_vectors.json"
 _MASK64 = (1 << 64) - 1
 SEED = 20260322
@@ -43,9 +45,9 @@ class ParquetJava:
     """
 
     def __init__(self, spark: Any):
-        jvm = spark._jvm
-        self._jvm = jvm
-        self._gateway = spark.sparkContext._gateway
+        jvm = jar.jvm(spark)
+        self._vm = jvm
+        self._arrays = jar.gateway(spark)
         self._filter_class = jvm.org.apache.parquet.column.values.bloomfilter.BlockSplitBloomFilter
         self._hasher = self._filter_class(32)
         cls = self._hasher.getClass()
@@ -67,11 +69,11 @@ class ParquetJava:
         self._min_bytes = jvm.org.apache.spark.sql.types.Decimal.minBytesForPrecision()
 
     def _type(self, descriptor: str) -> Any:
-        return self._jvm.java.lang.invoke.MethodType.fromMethodDescriptorString(descriptor, self._loader)
+        return self._vm.java.lang.invoke.MethodType.fromMethodDescriptorString(descriptor, self._loader)
 
     def _filtered(self, target: Any, owner: str, method: str, descriptor: str) -> Any:
-        converter = self._lookup.findStatic(self._jvm.java.lang.Class.forName(owner), method, self._type(descriptor))
-        filters = self._gateway.new_array(self._jvm.java.lang.invoke.MethodHandle, 1)
+        converter = self._lookup.findStatic(self._vm.java.lang.Class.forName(owner), method, self._type(descriptor))
+        filters = self._arrays.new_array(self._vm.java.lang.invoke.MethodHandle, 1)
         filters[0] = converter
         return self._handles.filterArguments(target, 0, filters)
 
@@ -104,7 +106,7 @@ class ParquetJava:
         if precision <= 18:
             return self._hash_long.invokeWithArguments([unscaled])
         size = self._min_bytes[precision]
-        minimal = bytes(self._jvm.java.math.BigInteger(str(unscaled)).toByteArray())
+        minimal = bytes(self._vm.java.math.BigInteger(str(unscaled)).toByteArray())
         sign = b"\xff" if unscaled < 0 else b"\x00"
         return self._hasher.hash(self._binary.fromConstantByteArray(bytearray(sign * (size - len(minimal)) + minimal)))
 
@@ -126,9 +128,9 @@ class ParquetJava:
 
     def serialize(self, bloom: Any) -> bytes:
         """Header + bitset, the way ParquetFileWriter writes a column chunk's filter."""
-        out = self._jvm.java.io.ByteArrayOutputStream()
-        header = self._jvm.org.apache.parquet.format.converter.ParquetMetadataConverter.toBloomFilterHeader(bloom)
-        self._jvm.org.apache.parquet.format.Util.writeBloomFilterHeader(header, out)
+        out = self._vm.java.io.ByteArrayOutputStream()
+        header = self._vm.org.apache.parquet.format.converter.ParquetMetadataConverter.toBloomFilterHeader(bloom)
+        self._vm.org.apache.parquet.format.Util.writeBloomFilterHeader(header, out)
         bloom.writeTo(out)
         return bytes(out.toByteArray())
 
