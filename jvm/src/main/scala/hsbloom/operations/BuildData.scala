@@ -13,11 +13,6 @@ import hsbloom.indexing.{BuildInput, BuildRequest, EncryptedColumns, IndexBuild,
  * table version: docs/refresh.md).
  */
 object BuildData {
-  /** Knobs the tests turn: hashes one file's column buffers, and a global-filter task holds, before folding. */
-  final case class Tuning(maxBufferedHashes: Int = BuildRequest.DefaultMaxBufferedHashes,
-      globalHeldHashes: Long = BuildRequest.DefaultGlobalHeldHashes)
-  @volatile var tuning: Tuning = Tuning()
-
   /**
    * Builds `files` of `df` into `dataPath`: each file's filter at `config.fileFpp(versionFiles)` (the number of
    * files of the version the directory belongs to), the global filters and zones at `config.sharedFpp`, the
@@ -34,9 +29,7 @@ object BuildData {
       globalFilter = config.globalFilter,
       dataPath = dataPath,
       description = description,
-      maxBufferedHashes = tuning.maxBufferedHashes,
       globalFilterBlocks = globalFilterBlocks,
-      globalHeldHashes = tuning.globalHeldHashes,
       zones = config.zones,
       sharedFpp = config.sharedFpp,
       sealing = EncryptedColumns.sealing(df, config.indexedColumns, files))
