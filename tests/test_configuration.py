@@ -57,15 +57,23 @@ def test_every_key_the_project_mentions_is_registered(registry):
     assert not unknown, f"keys that are not settings: {unknown}"
 
 
+INTERNAL_PART = "## Internal settings"
+
+
 def test_the_configuration_page_lists_every_setting_with_its_default(registry):
-    rows = {}
+    rows, internal_rows, part = {}, set(), ""
     for line in CONFIGURATION_PAGE.read_text(encoding="utf-8").splitlines():
+        part = line if line.startswith("## ") else part
         cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
         if len(cells) >= 3 and KEY.fullmatch(cells[0].strip("`")):
             rows[cells[0].strip("`")] = cells[1].strip("`")
+            if part.startswith(INTERNAL_PART):
+                internal_rows.add(cells[0].strip("`"))
     assert set(rows) == set(registry)
     for key, entry in registry.items():
         assert rows[key] == entry["default"], key
+    # The internal settings (for tests; not a promise) are listed in their own part, and only they.
+    assert internal_rows == {key for key, entry in registry.items() if entry["internal"]}
 
 
 def _restated_defaults(text: str, registry: dict[str, dict]) -> list[str]:

@@ -534,23 +534,19 @@ def test_a_sealed_index_refreshes_an_appended_file_compacts_and_verifies(spark, 
                for p in damaged.problems), damaged
     # A deleted file with at most one data directory allowed: the refresh compacts, copying the kept sealed rows.
     first_files[0].unlink()
-    knob = jar.jvm(spark).hsbloom.refresh.IncrementalRefresh
-    getattr(knob, "maxReferredParts_$eq")(1)
-    try:
-        with session_settings(spark, READ), pytest.raises(EncryptedSourceError, match=(
-                "cannot refresh index 'grows' incrementally: its data directories need compacting, which copies its "
-                r"sealed rows .* refresh it in full mode\. Nothing was written")):
-            hs.refresh_index("grows", mode="incremental")  # index encryption off: the rows cannot be sealed again
-        with session_settings(spark, {**READ, settings.INDEX_ENCRYPTION: "columns"}):
-            hs.refresh_index("grows", mode="incremental")
-            assert hs.index("grows").num_files == 4 and len(hs.index("grows").data_paths) == 1
-            version = system_path / "grows" / f"v__={hs.index('grows').data_version}"
-            for sealed_table in ("sealed", "sealed_global"):  # the global filters OR-ed, sealed again
-                assert list(version.glob(f"{sealed_table}/*.parquet"))
-                assert readable_without_keys(version / sealed_table)[0] == []
-            same_rows_one_file_and_healthy()
-    finally:
-        getattr(knob, "maxReferredParts_$eq")(knob.MaxReferredParts())
+    one_part = {**READ, "spark.hsbloom.internal.refresh.maxReferredParts": "1"}
+    with session_settings(spark, one_part), pytest.raises(EncryptedSourceError, match=(
+            "cannot refresh index 'grows' incrementally: its data directories need compacting, which copies its "
+            r"sealed rows .* refresh it in full mode\. Nothing was written")):
+        hs.refresh_index("grows", mode="incremental")  # index encryption off: the rows cannot be sealed again
+    with session_settings(spark, {**one_part, settings.INDEX_ENCRYPTION: "columns"}):
+        hs.refresh_index("grows", mode="incremental")
+        assert hs.index("grows").num_files == 4 and len(hs.index("grows").data_paths) == 1
+        version = system_path / "grows" / f"v__={hs.index('grows').data_version}"
+        for sealed_table in ("sealed", "sealed_global"):  # the global filters OR-ed, sealed again
+            assert list(version.glob(f"{sealed_table}/*.parquet"))
+            assert readable_without_keys(version / sealed_table)[0] == []
+        same_rows_one_file_and_healthy()
     # Delete and restore keep sealed/ with its data directories: a restored index prunes with keys again.
     hs.delete_index("grows")
     hs.restore_index("grows")

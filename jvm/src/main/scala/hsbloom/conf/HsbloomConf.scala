@@ -8,10 +8,11 @@ import org.apache.spark.sql.SparkSession
  * One `spark.hsbloom.*` setting: its key, type, default and a one-line doc.
  * A value that is unset or blank reads as the default. `defaultText` is the
  * default as docs/configuration.md shows it (the value itself, except where
- * the default is computed, as the system path's).
+ * the default is computed, as the system path's). An `internal` setting is
+ * for tests, not a promise to users (see `HsbloomConf`).
  */
-final case class Setting[T](key: String, default: T, defaultText: String, valueType: String, doc: String)(
-    parse: String => T) {
+final case class Setting[T](key: String, default: T, defaultText: String, valueType: String, doc: String,
+    internal: Boolean = false)(parse: String => T) {
   /** The value from a lookup of keys (a session's or a SparkConf's settings). */
   def from(lookup: String => Option[String]): T =
     lookup(key).map(_.trim).filter(_.nonEmpty).map(parse).getOrElse(default)
@@ -37,6 +38,11 @@ final case class Setting[T](key: String, default: T, defaultText: String, valueT
  * Keys are `spark.hsbloom.<area>.<name>` in camelCase, with the unit as the
  * name's suffix (`Bytes`, `Ms`); a setting that switches an area on or off is
  * `<area>.enabled`.
+ *
+ * Internal settings (`internal = true`, keyed in the area `internal` and then the area they tune) let a test reach
+ * in a few operations a state the defaults reach only after many; they are read from the session as any setting
+ * (so a test sets and unsets them, and no JVM-wide knob outlives it), listed apart on the page, and may change
+ * without notice.
  */
 object HsbloomConf {
   private val MiB = 1024L * 1024
@@ -146,12 +152,32 @@ object HsbloomConf {
   val JoinCacheMaxBytes: Setting[Long] = long("spark.hsbloom.join.cache.maxBytes", 1024 * MiB,
     "Executor memory for the global filters joins have loaded, least recently used first out.")
 
-  /** Every setting, in the order docs/configuration.md lists them. */
+  /** An incremental refresh refers to at most this many data directories by default; past it, it compacts. */
+  val DefaultMaxReferredParts = 8
+
+  val RefreshMaxReferredParts: Setting[Int] = Setting("spark.hsbloom.internal.refresh.maxReferredParts",
+    DefaultMaxReferredParts, DefaultMaxReferredParts.toString, "int",
+    s"The most data directories an incremental refresh's version refers to (1 to $DefaultMaxReferredParts); past " +
+      "it, the refresh compacts them into one. Tests lower it to compact within a few refreshes.",
+    internal = true) { v =>
+    val n = v.toInt
+    if (n < 1 || n > DefaultMaxReferredParts) {
+      throw new IllegalArgumentException(
+        s"spark.hsbloom.internal.refresh.maxReferredParts must be from 1 to $DefaultMaxReferredParts; got $n")
+    }
+    n
+  }
+
+  /** Every setting, in the order docs/configuration.md lists them (the internal ones last, apart). */
   val all: Seq[Setting[_]] = Seq(Enabled, SystemPath, IndexPermissions, IndexEncryption, CatalogRefreshIntervalMs,
     CacheMaxBytes, CacheBlockBytes,
-    ZonesEnabled, BuildAdoptNativeFilters, BuildAdoptRowGroupSizedFilters, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes)
+    ZonesEnabled, BuildAdoptNativeFilters, BuildAdoptRowGroupSizedFilters, JoinEnabled, JoinCostModel, JoinGlobalFilterMaxBytes, JoinPruningMaxBuildKeys, JoinCacheMaxBytes,
+    RefreshMaxReferredParts)
 
-  /** The registry as a JSON list of {key, type, default, doc} (the default as `defaultText`), for the page's test. */
+  /**
+   * The registry as a JSON list of {key, type, default, doc, internal} (the default as `defaultText`), for the
+   * page's test.
+   */
   def json(): String = {
     val mapper = new ObjectMapper()
     val list = mapper.createArrayNode()
@@ -161,6 +187,7 @@ object HsbloomConf {
       node.put("type", s.valueType)
       node.put("default", s.defaultText)
       node.put("doc", s.doc)
+      node.put("internal", s.internal)
     }
     mapper.writeValueAsString(list)
   }

@@ -74,7 +74,7 @@ object Layout {
   val MaxFileId: Long = Int.MaxValue.toLong
   /**
    * The data directories one entry's version may read (`data_parts`): a bound on what a reader accepts, far above
-   * what a refresh makes (`IncrementalRefresh.MaxReferredParts`).
+   * what a refresh makes (`HsbloomConf.DefaultMaxReferredParts`).
    */
   val MaxEntryDataParts = 1024
   /** An entry larger than this is damage: readers check the size before reading it. */

@@ -12,14 +12,11 @@ import hsbloom.refresh.RefreshData.FileSums
 
 /**
  * Incremental refresh: build only the appended files into a new data directory that the new version reads beside
- * the previous version's (minus the deleted files' ids), or, past `maxReferredParts` directories, compact: copy the
- * kept rows into one new directory (docs/refresh.md, docs/design/incremental-refresh.md).
+ * the previous version's (minus the deleted files' ids), or, past the session's
+ * `HsbloomConf.RefreshMaxReferredParts` directories, compact: copy the kept rows into one new directory
+ * (docs/refresh.md, docs/design/incremental-refresh.md).
  */
 object IncrementalRefresh {
-  /** An incremental refresh refers to at most this many data directories; past it, it compacts. */
-  val MaxReferredParts = 8
-  /** The bound in force: `MaxReferredParts`, unless a test lowers it to compact in a few refreshes (a test knob). */
-  @volatile var maxReferredParts: Int = MaxReferredParts
   /** Inside a compacted version: the appended files' data, before it is merged in. */
   private val Staging = "_appended"
 
@@ -67,7 +64,7 @@ object IncrementalRefresh {
     if (appended.nonEmpty) { refuseUnsealable(ctx, base, df); refuseNewlySealed(ctx, base, df, appended) }
     // The appended files' sealed global filters at the index's sizes, read with the session's keys before anything is written.
     val sealedBlocks = if (appended.isEmpty) Map.empty[String, Int] else sealedGlobalBlocks(ctx, base, df)
-    if (numParts > maxReferredParts || dropped.size > numFiles) {
+    if (numParts > HsbloomConf.RefreshMaxReferredParts.get(df.sparkSession) || dropped.size > numFiles) {
       return compact(ctx, base, df, changes, appended, source, sealedBlocks)
     }
     if (appended.isEmpty) { // only deletes: the version reads the same directories, with more ids dropped

@@ -29,6 +29,16 @@ class HsbloomConfSuite extends AnyFunSuite {
     intercept[IllegalArgumentException](HsbloomConf.JoinEnabled.from(lookup(Some("yes"))))
   }
 
+  test("an internal setting is marked, keyed under spark.hsbloom.internal, and checks its range") {
+    HsbloomConf.all.foreach(s => assert(s.internal == s.key.startsWith("spark.hsbloom.internal."), s.key))
+    val entries = new ObjectMapper().readTree(HsbloomConf.json()).elements.asScala.toSeq
+    assert(entries.filter(_.get("internal").asBoolean).map(_.get("key").asText) ==
+      Seq(HsbloomConf.RefreshMaxReferredParts.key))
+    def parts(value: String): Int = HsbloomConf.RefreshMaxReferredParts.from(_ => Some(value))
+    assert(HsbloomConf.RefreshMaxReferredParts.from(_ => None) == 8 && parts("1") == 1)
+    Seq("0", "9").foreach(v => intercept[IllegalArgumentException](parts(v)))
+  }
+
   test("spark.hsbloom.enabled is on only for true, in any case; anything else is off") {
     def enabled(v: String): Boolean = HsbloomConf.Enabled.from(_ => Some(v))
     assert(enabled("true") && enabled(" TRUE "))

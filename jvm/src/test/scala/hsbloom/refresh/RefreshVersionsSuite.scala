@@ -11,6 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.{BFIndexConfig, HsbloomException}
 import hsbloom.catalog.{IndexCatalog, Sources}
+import hsbloom.conf.HsbloomConf
 import hsbloom.format.Layout
 import hsbloom.index.{GlobalFilter, GlobalFilterRef}
 import hsbloom.operations.BuildData
@@ -95,11 +96,10 @@ class RefreshVersionsSuite extends AnyFunSuite with SharedSession with Refreshes
     IndexCatalog.invalidateAll()
     check(3, Seq(2000, 60), Seq(10, 1000))
 
-    IncrementalRefresh.maxReferredParts = 3
-    try {
+    withConf(HsbloomConf.RefreshMaxReferredParts.key -> "3") {
       generation(3)
       assertContains(hs.refreshIndex("parts", "incremental").message, "compacted into data version 3")
-    } finally IncrementalRefresh.maxReferredParts = IncrementalRefresh.MaxReferredParts
+    }
     check(1, Seq(3000, 2000, 60), Seq(10, 1000))
     val compacted = heldIds("parts")
     assert(fileTable("parts") == Map("key" -> compacted, "name" -> compacted))
