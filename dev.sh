@@ -71,9 +71,10 @@ case "$cmd" in
   example) setup; exec "$PY" "$ROOT/examples/quickstart.py" "$@" ;;
   test)
     setup
-    # The test KMS client's jar first: the Python tests that write encrypted Parquet put it on their sessions'
-    # classpath (tests/conftest.py).
-    run_sbt testKms/package
+    # The test jars first, which the Python tests' sessions have on their classpath (tests/conftest.py): the test KMS
+    # client (jvm/testkms, for encrypted Parquet) and the test kit (jvm/testkit, the tests' entry into the jar's
+    # internals).
+    run_sbt testKms/package testKit/package
     # The Scala tests run in the background while pytest runs: compiling and running them keeps about one core
     # busy for minutes, and pytest's processes wait on their JVMs much of the time. The benchmarks compile too,
     # so a change that breaks them fails here. Job control gives sbt its own process group, stopped as a whole.

@@ -120,6 +120,19 @@ lazy val bench = (project in file("bench"))
     run / javaOptions ++= Seq("--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-Xmx2g")
   )
 
+// The Python tests' entry points into the jar's internals (hsbloom.testkit.JsonBuild: a build of one data directory
+// from a JSON request, without an operation around it), kept out of the shipped jar: target/hsbloom-testkit.jar
+// (../dev.sh test builds it) on the classpath of the Python tests' sessions (tests/conftest.py). A sibling of
+// testKms, not part of it: testKms is on the Scala tests' classpath, so it cannot depend on the jar (sbt allows no
+// cycle of projects), and these classes are made of the jar's.
+lazy val testKit = (project in file("testkit"))
+  .dependsOn(root)
+  .settings(
+    compiledAgainstSpark,
+    name := "hsbloom-testkit",
+    Compile / packageBin / artifactPath := file("target") / "hsbloom-testkit.jar"
+  )
+
 // A KMS client for tests that write encrypted Parquet (hsbloom.testkms.TestKmsClient), kept out of the shipped
 // jar: on the Scala tests' classpath, and as target/hsbloom-test-kms.jar (../dev.sh test builds it) on the
 // classpath of the Python tests' sessions (tests/conftest.py).

@@ -1,11 +1,13 @@
-"""A build of one data directory without an operation around it, for tests: the JSON request the jar's
-`hsbloom.indexing.BuildRequest.fromJson` reads, sent to `IndexBuild.run` (which scans the request's files of the
-DataFrame's relation) through py4j."""
+"""A build of one data directory without an operation around it, for tests: a JSON request sent through py4j to
+the test kit's `hsbloom.testkit.JsonBuild.run` (jvm/testkit, not in the shipped jar), which makes the jar's
+`BuildRequest` of it and builds the request's files of the DataFrame's relation."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Protocol, Sequence
+
+from py4j.java_gateway import JavaClass
 
 from hsbloom import jar
 import jvm_classes
@@ -56,4 +58,9 @@ def build_index_data(
         request["global_held_hashes"] = global_held_hashes
     if global_filter_blocks:
         request["global_filter_blocks"] = global_filter_blocks
-    return json.loads(jvm_classes.jvm_class(spark, "index_build").run(jar.java_dataframe(df), json.dumps(request)))
+    json_build = jvm_classes.jvm_class(spark, "json_build")
+    assert isinstance(json_build, JavaClass), (
+        "hsbloom.testkit.JsonBuild is not on the session's classpath: build jvm/target/hsbloom-testkit.jar with "
+        "./dev.sh sbt testKit/package (./dev.sh test builds it)"
+    )
+    return json.loads(json_build.run(jar.java_dataframe(df), json.dumps(request)))

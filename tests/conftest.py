@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -16,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL_VECTORS = ROOT / "tests" / "vectors" / "external"
 # The KMS client of the tests that write encrypted Parquet (jvm/testkms; ./dev.sh test builds it).
 TEST_KMS_JAR = ROOT / "jvm" / "target" / "hsbloom-test-kms.jar"
+# The tests' entry points into the jar's internals (jvm/testkit: hsbloom.testkit; ./dev.sh test builds it).
+TEST_KIT_JAR = ROOT / "jvm" / "target" / "hsbloom-testkit.jar"
 # Every test session's settings, classic and Spark Connect (tests/connect_server.py): sized for small tables on a
 # 2-core machine. Delta rebuilds a table's state in 50 partitions by default: 50 tasks per snapshot, for tables
 # of a few files.
@@ -79,7 +82,8 @@ def spark(tmp_path_factory):
         .config("spark.driver.memory", "4g")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.hsbloom.system.path", str(warehouse / "indexes"))
-        .config("spark.driver.extraClassPath", str(TEST_KMS_JAR))  # configure() adds the hsbloom jar
+        # configure() adds the hsbloom jar
+        .config("spark.driver.extraClassPath", os.pathsep.join([str(TEST_KMS_JAR), str(TEST_KIT_JAR)]))
     )
     with one_spark_start_at_a_time(tmp_path_factory):
         session = hsbloom.configure(builder, delta=True).getOrCreate()

@@ -14,7 +14,6 @@ from hsbloom import jar
 # The classes by role. Each is named here once; the tests call `jvm_class(spark, role)`.
 CLASSES = {
     "build_info": "hsbloom.BuildInfo",
-    "index_build": "hsbloom.indexing.IndexBuild",
     "index_damage": "hsbloom.index.IndexDamage",
     "index_tables": "hsbloom.index.IndexTables",
     "layout": "hsbloom.format.Layout",
@@ -25,7 +24,8 @@ CLASSES = {
     "source_listing": "hsbloom.index.SourceListing",
     "sources": "hsbloom.catalog.Sources",
     "writer": "hsbloom.format.Writer",
-    # Not in the shipped jar: jvm/testkms, on the test sessions' classpath (tests/conftest.py).
+    # Not in the shipped jar: jvm/testkit and jvm/testkms, on the test sessions' classpath (tests/conftest.py).
+    "json_build": "hsbloom.testkit.JsonBuild",
     "test_kms": "hsbloom.testkms.TestKmsClient",
 }
 

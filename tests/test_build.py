@@ -1,4 +1,5 @@
-"""The distributed build (hsbloom.indexing / IndexBuild.scala) on real Parquet files.
+"""The distributed build (hsbloom.indexing / IndexBuild.scala) on real Parquet files, through the test kit's JSON
+entry (tests/build_support.py).
 
 Filters are checked inside Spark with the jar's `hsbloom_might_contain`, so
 every value of every file is probed without collecting the data.

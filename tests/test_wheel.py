@@ -20,6 +20,7 @@ install can provide hsbloom and its jar.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -222,6 +223,14 @@ def test_the_wheel_carries_the_jar_and_the_package(wheel):
     assert {"hsbloom/session.py", "hsbloom/session_checks.py", "hsbloom/jars/hsbloom.jar"} <= names
     assert jar == hs_session.default_jar_path().read_bytes()
     assert not any(name.startswith(("tests/", "jvm/", "bench/")) for name in names)
+    # No test or benchmark seam ships in the jar: their classes are jvm/testkit's, jvm/testkms' and jvm/bench's, and
+    # the JSON build entry (BuildRequest.fromJson, called by IndexBuild.run) is the test kit's JsonBuild.
+    with zipfile.ZipFile(io.BytesIO(jar)) as classes:
+        shipped = classes.namelist()
+        build_classes = [classes.read(f"hsbloom/indexing/{c}$.class") for c in ("BuildRequest", "IndexBuild")]
+    assert "hsbloom/HsbloomExtension.class" in shipped
+    assert not [n for n in shipped if n.startswith(("hsbloom/testkit/", "hsbloom/testkms/", "hsbloom/bench/"))]
+    assert not [c for c in build_classes if b"fromJson" in c]
 
 
 def test_a_build_without_java_stops_naming_java_17_and_makes_no_wheel(tmp_path):

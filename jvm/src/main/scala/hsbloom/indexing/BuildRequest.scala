@@ -1,12 +1,8 @@
 package hsbloom.indexing
 
-import scala.jdk.CollectionConverters._
-
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-
 import hsbloom.format.SourceFile
 
-/** What to build: made by `BuildData`, or read from JSON (`fromJson`) by `IndexBuild.run`, which tests drive. */
+/** What to build: made by `hsbloom.operations.BuildData` (the tests' test kit makes it from JSON: jvm/testkit). */
 final case class BuildRequest(
     columns: Seq[String],
     files: Seq[SourceFile],
@@ -39,30 +35,4 @@ object BuildRequest {
   val DefaultMaxBufferedHashes: Int = 1 << 22
   /** Hashes a global-filter reducer holds before the filter's size is known (64 MiB); see GlobalReducer. */
   val DefaultGlobalHeldHashes: Long = 1L << 23
-
-  def fromJson(json: String): BuildRequest = {
-    val root = new ObjectMapper().readTree(json)
-    def field(name: String): JsonNode =
-      Option(root.get(name)).getOrElse(throw new IllegalArgumentException(s"build request lacks '$name'"))
-    val files = (0 until field("files").size).map { i =>
-      val f = field("files").get(i)
-      SourceFile(f.get("file_id").asLong, f.get("path").asText, f.get("size").asLong, f.get("mtime").asLong)
-    }
-    val expected = field("expected_num_items")
-    BuildRequest(
-      columns = (0 until field("columns").size).map(i => field("columns").get(i).asText),
-      files = files,
-      expectedNumItems = if (expected.isNull) None else Some(expected.asLong),
-      fileFpp = field("fpp").asDouble,
-      globalFilter = field("global_filter").asBoolean,
-      dataPath = field("data_path").asText,
-      description = field("description").asText,
-      maxBufferedHashes = Option(root.get("max_buffered_hashes")).map(_.asInt).getOrElse(DefaultMaxBufferedHashes),
-      globalFilterBlocks = Option(root.get("global_filter_blocks")).filterNot(_.isNull)
-        .map(_.properties.asScala.map(e => e.getKey -> e.getValue.asInt).toMap).getOrElse(Map.empty),
-      globalHeldHashes = Option(root.get("global_held_hashes")).map(_.asLong).getOrElse(DefaultGlobalHeldHashes),
-      zones = Option(root.get("granularity")).filterNot(_.isNull).map(_.asText)
-        .contains(hsbloom.BFIndexConfig.RowGroupGranularity),
-      sharedFpp = Option(root.get("shared_fpp")).filterNot(_.isNull).getOrElse(field("fpp")).asDouble)
-  }
 }

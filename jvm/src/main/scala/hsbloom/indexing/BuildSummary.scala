@@ -26,8 +26,8 @@ final case class ColumnBuildSummary(
 
 /**
  * What a build made, as the index log records it (`summary` of the entry).
- * Serialized once, by `toJson`, with the log's field names; `IndexBuild.run`
- * returns that JSON (tests/build_support.py reads it as it is).
+ * Serialized once, by `toJson`, with the log's field names; the tests' build
+ * entry (`hsbloom.testkit.JsonBuild`) returns that JSON (tests/build_support.py reads it as it is).
  */
 final case class BuildSummary(
     numFiles: Int,

@@ -52,18 +52,6 @@ import hsbloom.shim.{ClassicDataset, FileRelation}
 object IndexBuild {
   private val log = org.slf4j.LoggerFactory.getLogger(getClass)
 
-  /**
-   * The build of a JSON request (`BuildRequest.fromJson`) over the listed files of `df`'s relation, with its
-   * summary as JSON: the entry tests and benchmarks use to build a data directory without an operation around it
-   * (the operations build through `hsbloom.operations.BuildData`).
-   */
-  def run(df: DataFrame, requestJson: String): String = {
-    val request = BuildRequest.fromJson(requestJson)
-    JobDescription.around(df.sparkSession.sparkContext, request.description) {
-      build(BuildInput.of(df, Some(request.files.map(_.path))), request)
-    }.toJson
-  }
-
   def build(df: DataFrame, request: BuildRequest): BuildSummary = {
     val spark = df.sparkSession
     val sc = spark.sparkContext
