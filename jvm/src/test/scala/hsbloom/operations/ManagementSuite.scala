@@ -73,18 +73,23 @@ class ManagementSuite extends AnyFunSuite with SharedSession with Indexes with Q
     assert(active.condition == HsbloomException.IndexExists)
     assertContains(active.text, "index 'taken' already exists (ACTIVE); delete and vacuum it first, or choose another")
     hs.deleteIndex("taken")
-    assertContains(error(hs.createIndex(df, BFIndexConfig("taken", Seq("name")))).text,
-      "index 'taken' already exists (DELETED); restore it, or vacuum it to free the name")
+    val deleted = error(hs.createIndex(df, BFIndexConfig("taken", Seq("name"))))
+    assert(deleted.condition == HsbloomException.IndexExists, deleted)
+    assertContains(deleted.text, "index 'taken' already exists (DELETED); restore it, or vacuum it to free the name")
     assert(states("taken") == Seq("CREATING", "ACTIVE", "DELETING", "DELETED"))
   }
 
   test("delete, restore, vacuum and reuse of the name") {
     hs.createIndex(df, BFIndexConfig("life", Seq("id")))
-    assertContains(error(hs.restoreIndex("life")).text, "cannot restore index 'life': it is ACTIVE, and restore needs DELETED")
+    val active = error(hs.restoreIndex("life"))
+    assert(active.condition == HsbloomException.IndexState, active)
+    assertContains(active.text, "cannot restore index 'life': it is ACTIVE, and restore needs DELETED")
     hs.deleteIndex("life")
     assert(hs.index("life").state == "DELETED" && hs.indexes().collect().map(_.getAs[String]("state")).toSeq == Seq("DELETED"))
     assert(versions("life") == Set("v__=0")) // soft: the data stays
-    assertContains(error(hs.deleteIndex("life")).text, "cannot delete index 'life': it is DELETED")
+    val deleted = error(hs.deleteIndex("life"))
+    assert(deleted.condition == HsbloomException.IndexState, deleted)
+    assertContains(deleted.text, "cannot delete index 'life': it is DELETED")
     hs.restoreIndex("life")
     assert(hs.index("life").state == "ACTIVE")
     hs.deleteIndex("life")
