@@ -32,7 +32,7 @@ class FunctionsSuite extends AnyFunSuite with SharedSession {
     assert(row.isNullAt(6))
   }
 
-  test("hsbloom_might_contain finds what a filter holds, answers NULL for a NULL filter or value") {
+  test("hsbloom_might_contain finds what a filter holds, answers NULL for a NULL filter or value (even with a corrupt filter)") {
     val filter = Sbbf.ofBytes(1024)
     Seq(7L, 11L).foreach(v => filter.insertHash(ParquetHash.hashLong(v)))
     filter.insertHash(ParquetHash.hashUTF8(UTF8String.fromString("k7")))
@@ -43,6 +43,8 @@ class FunctionsSuite extends AnyFunSuite with SharedSession {
     assert(row.getBoolean(0) && row.getBoolean(1) && row.getBoolean(2))
     assert(!row.getBoolean(3)) // 8 is absent (a 1 KiB filter of three values: no false positive for it)
     assert(row.isNullAt(4) && row.isNullAt(5))
+    // NULL in, NULL out before the filter is read: a NULL value with a corrupt filter is NULL, not an error.
+    assert(one("SELECT hsbloom_might_contain(unhex('00'), CAST(NULL AS BIGINT))").isNullAt(0))
     // An empty filter (header and 32 zero bytes) holds nothing.
     assert(!one(s"SELECT hsbloom_might_contain(X'${hex(Sbbf.ofBytes(32).toBytes)}', 1L)").getBoolean(0))
   }
@@ -54,6 +56,7 @@ class FunctionsSuite extends AnyFunSuite with SharedSession {
     assert(refused("SELECT hsbloom_might_contain('not binary', 1L)").contains("needs a BINARY filter"))
     assert(refused("SELECT hsbloom_might_contain(X'00', true)").contains("cannot hash values of type BOOLEAN"))
     assert(refused("SELECT hsbloom_might_contain(unhex('1580101c1c00001c1c00001c1c000000'), 1L)").contains("truncated SBBF"))
+    assert(refused("SELECT hsbloom_might_contain(unhex('00'), 1L)").contains("corrupt SBBF header: numBytes is missing"))
     assert(refused("SELECT hsbloom_hash(1, 2)").contains("hsbloom_hash(value) takes 1 argument(s), got 2"))
     assert(refused("SELECT hsbloom_version(1)").contains("hsbloom_version() takes 0 argument(s), got 1"))
   }
