@@ -63,7 +63,7 @@ def test_refresh_results_and_staleness_on_a_parquet_directory(spark, system_path
     # A JVM failure that carries no hsbloom error class (here the jar's test seam stopping the writer right after
     # its REFRESHING entry: a throwable the jar's own wrapping does not catch) is an OperationFailedError.
     steps = jar.jvm(spark).hsbloom.log.LogSteps
-    steps.stopAt("transient", "throw")
+    steps.stopAt("transient")
     try:
         with pytest.raises(OperationFailedError, match=r"^refresh of index 'events' failed: .*the writer stopped at "
                                                        r"step 'transient'") as stopped:

@@ -6,25 +6,28 @@ import hsbloom.format.State
 
 /**
  * A seam for the tests that stop a writer at a step of its operation, as a crash would, and for the tests of
- * writers racing for one log entry (`CrashStepsSuite`, `RacesSuite`). Off unless a test sets it:
+ * writers racing for one log entry (`CrashStepsSuite`, `RacesSuite`, tests/test_index_management.py's writer
+ * process, tests/test_refresh.py). Off unless a test sets it:
  * then one volatile read per append. Steps: "transient" (right after an operation's transient entry is written),
  * "built" (right before its completing entry is written), "first-removal" (right after a vacuum removed its first
  * data directory: `reached`).
  */
 object LogSteps {
-  /** Thrown at a step by "throw": it is not `NonFatal`, so no rollback runs on its way out, as after a kill. */
+  /** Thrown at a step: it is not `NonFatal`, so no rollback runs on its way out, as after a kill. */
   final class StepReached(step: String)
     extends scala.util.control.ControlThrowable(s"hsbloom test: the writer stopped at step '$step'")
 
-  private final case class Stop(step: String, how: String)
-  @volatile private var stop: Option[Stop] = None
+  @volatile private var stop: Option[String] = None
   @volatile private var barrier: Option[CyclicBarrier] = None
   private val waited = java.util.concurrent.ConcurrentHashMap.newKeySet[java.lang.Long]() // threads that have waited
 
-  /** At `step`, "throw" `StepReached` or "halt" this JVM at once (exit status 9, after printing "DYING <step>"). */
-  def stopAt(step: String, how: String): Unit = {
-    require(Seq("transient", "built", "first-removal").contains(step) && Seq("throw", "halt").contains(how))
-    stop = Some(Stop(step, how))
+  /**
+   * At `step`, throw `StepReached`. The writer's JVM lives on; a real process death is a test killing that JVM
+   * afterwards (tests/test_index_management.py), which leaves the log as a death at the step would.
+   */
+  def stopAt(step: String): Unit = {
+    require(Seq("transient", "built", "first-removal").contains(step), step)
+    stop = Some(step)
   }
 
   /** Every thread waits, before its first transient entry, until `parties` threads are there (a race on one id). */
@@ -42,8 +45,5 @@ object LogSteps {
   private[log] def afterAppend(next: State, written: Boolean): Unit = if (written && !next.stable) reached("transient")
 
   /** Stops here if a test asked for `step`. */
-  def reached(step: String): Unit = stop.filter(_.step == step).foreach { s =>
-    if (s.how == "halt") { System.out.println(s"DYING $step"); System.out.flush(); Runtime.getRuntime.halt(9) }
-    throw new StepReached(step)
-  }
+  def reached(step: String): Unit = if (stop.contains(step)) throw new StepReached(step)
 }

@@ -16,11 +16,12 @@ import hsbloom.testing.HealthyIndex.{Name, NumFiles}
  * index that answers correctly, never uses a half-built version, and that the documented operations recover
  * (docs/design/log.md, "Crashes, cancel and dead writers"; docs/troubleshooting.md).
  *
- * The writer is an operation of this JVM stopped at the step by the jar's test seam (`LogSteps` "throw": a
+ * The writer is an operation of this JVM stopped at the step by the jar's test seam (`LogSteps.stopAt`: a
  * throwable no rollback catches, so nothing more is written, as after a kill); its writer is then provably gone
  * (its operation no longer runs here), as a killed process is. A build killed mid-way leaves what its tasks wrote
  * so far: here the operation stops after its transient entry and the test writes that partial data (some files of
- * the new data version, no complete file table). A real writer JVM killed mid-build is tests/test_index_management.py's.
+ * the new data version, no complete file table). A real writer JVM killed (mid-create, and after a refresh
+ * wrote its data) is tests/test_index_management.py's.
  * Uses the healthy index of `HealthyIndex`, on copies.
  */
 class CrashStepsSuite extends AnyFunSuite with SharedSession with Indexes with Queries {
@@ -30,7 +31,7 @@ class CrashStepsSuite extends AnyFunSuite with SharedSession with Indexes with Q
 
   /** Runs `call`, an operation stopped at `step`: it ends with `LogSteps.StepReached`, writing nothing more. */
   private def stoppingAt(step: String)(call: => Any): Unit = {
-    LogSteps.stopAt(step, "throw")
+    LogSteps.stopAt(step)
     try {
       val stopped = intercept[LogSteps.StepReached](call)
       assert(stopped.getMessage.contains(s"the writer stopped at step '$step'"))
