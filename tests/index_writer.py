@@ -5,11 +5,15 @@
         of a module share one writer JVM:
     race SYSTEM_PATH DATA_PATH NAME GO_FILE
         prints ARMED once DATA_PATH is read, waits for GO_FILE to exist, calls create_index under SYSTEM_PATH and
-        prints one JSON line: {"outcome": "created"} or {"outcome": "error", "type": ..., "message": ...}
+        prints one JSON line: {"outcome": "done"} or {"outcome": "error", "type": ..., "message": ...}
     stall SYSTEM_PATH DATA_PATH NAME
         occupies the only task slot with a long JVM-side sleep, then calls create_index, whose build job
         therefore waits; prints "BUILD_JOB_SUBMITTED <jvm pid> <pid>" once that job exists, and waits to be
         killed (its JVM by the test; this process then exits with status 9).
+    stop-refresh SYSTEM_PATH NAME STEP
+        runs an incremental refresh of NAME that the jar's test seam stops at STEP (`LogSteps.stopAt`: nothing more
+        is written and no rollback runs, as after a kill), and prints one JSON line as race does; the entries it
+        wrote name this JVM as their writer, alive until the test kills it.
 """
 
 from __future__ import annotations
@@ -50,11 +54,25 @@ def race(spark: SparkSession, system_path: str, data_path: str, name: str, go_fi
     print("ARMED", flush=True)
     while not Path(go_file).exists():
         time.sleep(0.005)
+    report(lambda: Hyperspace(spark).create_index(df, BFIndexConfig(name, ["id"])))
+
+
+def report(call) -> None:
     try:
-        Hyperspace(spark).create_index(df, BFIndexConfig(name, ["id"]))
-        print(json.dumps({"outcome": "created"}), flush=True)
+        call()
+        print(json.dumps({"outcome": "done"}), flush=True)
     except Exception as exc:  # report every failure to the test, which judges it
         print(json.dumps({"outcome": "error", "type": type(exc).__name__, "message": str(exc)}), flush=True)
+
+
+def stop_refresh(spark: SparkSession, system_path: str, name: str, step: str) -> None:
+    spark.conf.set("spark.hsbloom.system.path", system_path)
+    steps = spark._jvm.hsbloom.log.LogSteps
+    steps.stopAt(step)
+    try:
+        report(lambda: Hyperspace(spark).refresh_index(name, "incremental"))
+    finally:
+        steps.clear()
 
 
 def jvm_process(spark: SparkSession) -> subprocess.Popen:
@@ -92,7 +110,7 @@ def serve() -> None:
     print("READY", flush=True)
     for line in sys.stdin:
         command, *args = line.split()
-        {"race": race, "stall": stall}[command](spark, *args)
+        {"race": race, "stall": stall, "stop-refresh": stop_refresh}[command](spark, *args)
 
 
 if __name__ == "__main__":

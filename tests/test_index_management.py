@@ -1,6 +1,6 @@
 """The Python facade of index management: what `Hyperspace`'s calls return (rows, IndexInfo), the error each
 refusal raises, and what only other processes can show: two JVMs racing for one index, and a writer JVM killed in
-the middle of a build.
+the middle of a create and of a refresh.
 
 The operations themselves (the log each writes, delete, restore, vacuum, cancel, dead writers, rollback of a failed
 build, empty sources, threads racing) are tested where they live:
@@ -20,6 +20,7 @@ from typing import Callable, Iterator
 import pytest
 from pyspark.sql import functions as F
 
+import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import (
     ConcurrentOperationError,
@@ -33,6 +34,7 @@ from hsbloom.errors import (
 from hsbloom.results import State
 import jar_log
 from jar_log import Entry
+from pruning_support import files_read, outcomes
 from writer_process import end_orphaned_jvm, read_line, send, start_writer
 
 NUM_FILES = 4
@@ -196,7 +198,7 @@ def test_two_processes_creating_the_same_index(spark, hs, system_path, events, t
     go.touch()
     try:
         hs.create_index(df, BFIndexConfig("contended", ["id"]))
-        outcomes.append({"outcome": "created"})
+        outcomes.append({"outcome": "done"})
     except Exception as exc:
         outcomes.append({"outcome": "error", "type": type(exc).__name__, "message": str(exc)})
     outcomes.append(json.loads(read_line(writer, "{")))
@@ -208,9 +210,38 @@ def test_two_processes_creating_the_same_index(spark, hs, system_path, events, t
     assert hs.index("contended").state == State.ACTIVE
 
 
-def test_a_build_killed_half_way_leaves_no_active_index_and_is_recovered(spark, hs, system_path, events, writers):
-    """The writer of the log is the writer process's JVM: killing it (SIGKILL) mid-build is the crash."""
+def test_a_writer_killed_half_way_leaves_its_create_and_its_refresh_recoverable(
+    spark, hs, system_path, events, tmp_path, writers
+):
+    """The writer of the log is the writer process's JVM. It refreshes an index until its new data is written (the
+    jar's test seam stops the refresh at 'built': the REFRESHING entry stays, the data directory is never committed),
+    then starts a create whose build job waits for the only task slot. Killing the JVM (SIGKILL) is the crash of
+    both: neither ends, and the next operation of each must find its writer dead."""
+    grown = tmp_path / "grown"
+    spark.range(0, 100, numPartitions=2).write.parquet(str(grown))
+    hs.create_index(spark.read.parquet(str(grown)), BFIndexConfig("grown", ["id"]))
+    spark.range(1000, 1010, numPartitions=1).write.mode("append").parquet(str(grown))
+    predicates = ["id = 7", "id = 1005", "id = 500"]
+    expected = outcomes(spark, spark.read.parquet(str(grown)), predicates, enabled=False)
+
+    def files_read_for(predicate: str) -> int:
+        hsbloom.enable(spark)
+        try:
+            return files_read(spark.read.parquet(str(grown)).where(predicate))
+        finally:
+            hsbloom.disable(spark)
+
     writer = writers()
+    send(writer, "stop-refresh", str(system_path), "grown", "built")
+    stopped = json.loads(read_line(writer, "{"))
+    assert stopped["type"] == "OperationFailedError", stopped
+    assert "the writer stopped at step 'built'" in stopped["message"]
+    assert states(spark, system_path, "grown") == ["CREATING", "ACTIVE", "REFRESHING"]
+    assert version_dirs(system_path, "grown") == ["v__=0", "v__=1"]
+    assert (system_path / "grown" / "v__=1" / "files" / "_SUCCESS").exists()  # its data written, never committed
+    with pytest.raises(ConcurrentOperationError, match=r"index 'grown' is busy: REFRESHING since .* by process"):
+        hs.refresh_index("grown", "incremental")  # its writer's JVM is alive
+
     send(writer, "stall", str(system_path), events, "killed")
     try:
         _, jvm_pid, python_pid = read_line(writer, "BUILD_JOB_SUBMITTED").split()
@@ -224,11 +255,24 @@ def test_a_build_killed_half_way_leaves_no_active_index_and_is_recovered(spark, 
         log = log_of(spark, system_path, "killed")
         assert [e.state.value for e in log.entries()] == ["CREATING"]
         assert log.latest_stable() is None  # nothing for queries to use
-        assert hs.indexes().first().state == "CREATING"
+        assert {row.name: row.state for row in hs.indexes().collect()}["killed"] == "CREATING"
 
         hs.create_index(spark.read.parquet(events), BFIndexConfig("killed", ["id"]))  # the writer is provably dead
         assert states(spark, system_path, "killed") == ["CREATING", "DOESNOTEXIST", "CREATING", "ACTIVE"]
         assert version_dirs(system_path, "killed") == ["v__=1"]
         assert hs.index("killed").num_rows == NUM_ROWS
+
+        # The refresh never ended: queries use version 0, which prunes, and read the appended file it does not hold.
+        log = log_of(spark, system_path, "grown")
+        assert log.latest().state == State.REFRESHING and log.latest_stable().data_version == 0
+        assert outcomes(spark, spark.read.parquet(str(grown)), predicates, enabled=True) == expected
+        assert files_read_for("id = 7") == 2
+        refreshed = hs.refresh_index("grown", "incremental")  # finds the writer dead and removes its data first
+        assert (refreshed.refreshed, refreshed.appended_files, refreshed.data_version) == (True, 1, 2)
+        assert states(spark, system_path, "grown") == [
+            "CREATING", "ACTIVE", "REFRESHING", "ACTIVE", "REFRESHING", "ACTIVE"]
+        assert version_dirs(system_path, "grown") == ["v__=0", "v__=2"]
+        assert outcomes(spark, spark.read.parquet(str(grown)), predicates, enabled=True) == expected
+        assert files_read_for("id = 1005") == 1
     finally:
         end_orphaned_jvm(int(jvm_pid))

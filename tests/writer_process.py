@@ -43,7 +43,7 @@ def read_line(proc: subprocess.Popen, prefix: str, timeout: float = 300) -> str:
 
 
 def end_orphaned_jvm(pid: int) -> None:
-    """The killed writer's JVM exits when its parent's pipe closes (or has halted itself); make sure it did."""
+    """The killed writer's JVM exits when its parent's pipe closes; make sure it did."""
     for _ in range(600):
         try:
             os.kill(pid, 0)
