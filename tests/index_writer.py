@@ -30,6 +30,7 @@ from pyspark.sql import SparkSession
 
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace, jar
+from jvm_classes import jvm_class
 from jvm_options import SHORT_LIVED_JVM
 
 
@@ -67,7 +68,7 @@ def report(call) -> None:
 
 def stop_refresh(spark: SparkSession, system_path: str, name: str, step: str) -> None:
     spark.conf.set("spark.hsbloom.system.path", system_path)
-    steps = spark._jvm.hsbloom.log.LogSteps
+    steps = jvm_class(spark, "log_steps")
     steps.stopAt(step)
     try:
         report(lambda: Hyperspace(spark).refresh_index(name, "incremental"))

@@ -18,6 +18,7 @@ CLASSES = {
     "index_tables": "hsbloom.index.IndexTables",
     "layout": "hsbloom.format.Layout",
     "log_json": "hsbloom.format.LogJson",
+    "log_steps": "hsbloom.log.LogSteps",
     "operation_log": "hsbloom.log.OperationLog",
     "sbbf": "hsbloom.sbbf.Sbbf",
     "settings": "hsbloom.conf.HsbloomConf",

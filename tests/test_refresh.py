@@ -13,10 +13,11 @@ import pytest
 from pyspark.sql import functions as F
 
 import hsbloom
-from hsbloom import BFIndexConfig, Hyperspace, jar
+from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import HsbloomError, IndexStateError, InvalidArgumentError, OperationFailedError
 from hsbloom.results import RefreshResult
 import jar_log
+from jvm_classes import jvm_class
 from pruning_support import files_read, outcomes
 
 ROWS_PER_FILE = 50
@@ -62,7 +63,7 @@ def test_refresh_results_and_staleness_on_a_parquet_directory(spark, system_path
 
     # A JVM failure that carries no hsbloom error class (here the jar's test seam stopping the writer right after
     # its REFRESHING entry: a throwable the jar's own wrapping does not catch) is an OperationFailedError.
-    steps = jar.jvm(spark).hsbloom.log.LogSteps
+    steps = jvm_class(spark, "log_steps")
     steps.stopAt("transient")
     try:
         with pytest.raises(OperationFailedError, match=r"^refresh of index 'events' failed: .*the writer stopped at "
