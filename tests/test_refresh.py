@@ -37,6 +37,12 @@ def rows(spark, first_key: int, num_files: int):
     )
 
 
+def stale_counts(staleness) -> tuple[int, int, int]:
+    """The three counts of a Staleness, read by name (the facade builds it from the jar's row by position)."""
+    return (staleness.appended_files_not_indexed, staleness.deleted_files_still_indexed,
+            staleness.global_filter_deleted_files)
+
+
 def test_refresh_results_and_staleness_on_a_parquet_directory(spark, system_path, tmp_path):
     """Every field of RefreshResult and Staleness, by name and with values that differ, so that fields the facade
     builds by position cannot swap unnoticed; needs_full_refresh as DESCRIBE reports it; and a failure of the JVM
@@ -57,8 +63,7 @@ def test_refresh_results_and_staleness_on_a_parquet_directory(spark, system_path
     quick = hs.refresh_index("events", "quick")
     assert (quick.refreshed, quick.appended_files, quick.deleted_files, quick.data_version) == (True, 1, 1, 0)
     staleness = hs.index("events").staleness
-    assert (staleness.appended_files_not_indexed, staleness.deleted_files_still_indexed,
-            staleness.global_filter_deleted_files) == (1, 1, 0)
+    assert stale_counts(staleness) == (1, 1, 0)
     assert not staleness.is_current and staleness.checked_ms > 0 and staleness.data_delta_version is None
 
     # A JVM failure that carries no hsbloom error class (here the jar's test seam stopping the writer right after
@@ -80,8 +85,7 @@ def test_refresh_results_and_staleness_on_a_parquet_directory(spark, system_path
     info = hs.index("events")
     assert len(info.data_paths) == 2 and info.num_files == 3 and not info.needs_full_refresh
     # The deleted file's keys stay in the global filter, which only a full refresh rebuilds.
-    assert (info.staleness.appended_files_not_indexed, info.staleness.deleted_files_still_indexed,
-            info.staleness.global_filter_deleted_files) == (0, 0, 1)
+    assert stale_counts(info.staleness) == (0, 0, 1)
     assert not info.staleness.is_current
     predicates = ["key = 1020", "key = 20", "key = 70", "key IN (1, 1049)", "key = -1"]
     assert outcomes(spark, spark.read.parquet(str(directory)), predicates, enabled=True) == outcomes(
@@ -95,9 +99,7 @@ def test_refresh_results_and_staleness_on_a_parquet_directory(spark, system_path
     third.unlink()
     quick = hs.refresh_index("events", "quick")
     assert (quick.refreshed, quick.appended_files, quick.deleted_files, quick.data_version) == (True, 3, 2, 2)
-    staleness = hs.index("events").staleness
-    assert (staleness.appended_files_not_indexed, staleness.deleted_files_still_indexed,
-            staleness.global_filter_deleted_files) == (3, 2, 1)
+    assert stale_counts(hs.index("events").staleness) == (3, 2, 1)
 
     # The latest entry as an older hsbloom wrote it (no data layout): only a full refresh can use its data again.
     log = jar_log.log_of(spark, system_path, "events")
