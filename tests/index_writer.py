@@ -30,7 +30,7 @@ from pyspark.sql import SparkSession
 
 import hsbloom
 from hsbloom import BFIndexConfig, Hyperspace, jar
-from jvm_classes import jvm_class
+from jar_log import writer_stopped_at
 from jvm_options import SHORT_LIVED_JVM
 
 
@@ -68,12 +68,8 @@ def report(call) -> None:
 
 def stop_refresh(spark: SparkSession, system_path: str, name: str, step: str) -> None:
     spark.conf.set("spark.hsbloom.system.path", system_path)
-    steps = jvm_class(spark, "log_steps")
-    steps.stopAt(step)
-    try:
+    with writer_stopped_at(spark, step):
         report(lambda: Hyperspace(spark).refresh_index(name, "incremental"))
-    finally:
-        steps.clear()
 
 
 def jvm_process(spark: SparkSession) -> subprocess.Popen:

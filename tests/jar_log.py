@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from hsbloom import jar
 from hsbloom.results import State
@@ -140,3 +141,14 @@ def held_files(spark: Any, data_paths: list[str], dropped: tuple[int, ...] = ())
     files = [HeldFile(int(f.fileId()), f.path(), int(f.size()), int(f.mtime())) for f in convert.asJava(answer._1())]
     return files, int(answer._2())
 
+
+@contextmanager
+def writer_stopped_at(spark: Any, step: str) -> Iterator[None]:
+    """The session's writer stops at `step` of its next operation (the jar's `LogSteps`: an error no rollback catches,
+    nothing more written, as after a kill) while the block runs; no stop is left armed after it."""
+    steps = jvm_classes.jvm_class(spark, "log_steps")
+    steps.stopAt(step)
+    try:
+        yield
+    finally:
+        steps.clear()

@@ -17,7 +17,6 @@ from hsbloom import BFIndexConfig, Hyperspace
 from hsbloom.errors import HsbloomError, IndexStateError, InvalidArgumentError, OperationFailedError
 from hsbloom.results import RefreshResult
 import jar_log
-from jvm_classes import jvm_class
 from pruning_support import files_read, outcomes
 
 ROWS_PER_FILE = 50
@@ -68,14 +67,10 @@ def test_refresh_results_and_staleness_on_a_parquet_directory(spark, system_path
 
     # A JVM failure that carries no hsbloom error class (here the jar's test seam stopping the writer right after
     # its REFRESHING entry: a throwable the jar's own wrapping does not catch) is an OperationFailedError.
-    steps = jvm_class(spark, "log_steps")
-    steps.stopAt("transient")
-    try:
-        with pytest.raises(OperationFailedError, match=r"^refresh of index 'events' failed: .*the writer stopped at "
-                                                       r"step 'transient'") as stopped:
-            hs.refresh_index("events", "incremental")
-    finally:
-        steps.clear()
+    with jar_log.writer_stopped_at(spark, "transient"), pytest.raises(
+            OperationFailedError, match=r"^refresh of index 'events' failed: .*the writer stopped at step 'transient'"
+    ) as stopped:
+        hs.refresh_index("events", "incremental")
     assert isinstance(stopped.value, HsbloomError) and stopped.value.__cause__ is not None
     assert "the writer stopped at step 'transient'" in str(stopped.value.__cause__)
 
