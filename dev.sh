@@ -5,8 +5,12 @@
 # each step is skipped when what it makes is already up to date.
 #
 #   ./dev.sh example        set up, then run examples/quickstart.py
-#   ./dev.sh test [ARGS]    set up, then run the Scala tests (sbt test) alongside pytest ARGS
-#   ./dev.sh build          set up only (venv + jar)
+#   ./dev.sh test [ARGS]    set up, then run the Scala tests (sbt test) alongside pytest ARGS on the primary
+#                           Spark line, then the compatibility run on every other line (./dev.sh compat)
+#   ./dev.sh compat [LINE]  the compatibility run of every line, or of one (4.1, 3.5_2.12): each tested pyspark
+#                           release in its own venv (.venvs/), hsbloom pip-installed there, compat/ run by it,
+#                           and the line's Scala compatibility suites against its Spark
+#   ./dev.sh build          set up only (venv + the primary line's jar)
 #   ./dev.sh bench NAME     set up, then run bench/NAME.py
 #   ./dev.sh sbt ARGS       run sbt in jvm/ with the project's settings
 set -euo pipefail
@@ -44,13 +48,11 @@ setup_python() {
   fi
 }
 
-spark_jars_dir() {
-  "$PY" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))'
-}
-
-# The jar is built by jvm/build-jar.sh, which the wheel build (setup.py) runs too.
-build_jar_script() { SPARK_JARS_DIR="$(spark_jars_dir)" PYTHON="$PY" "$ROOT/jvm/build-jar.sh" "$@"; }
-build_jar() { build_jar_script package; }
+# The jars are built by jvm/build-jar.sh, which the wheel build (setup.py) runs too.
+build_jar_script() { PYTHON="$PY" "$ROOT/jvm/build-jar.sh" "$@"; }
+PRIMARY_LINE="$(build_jar_script lines | head -1)"
+# The venv's jar: the primary line's (the first row of hsbloom/spark_lines.tsv, whose pyspark the dev extra pins).
+build_jar() { build_jar_script package "$PRIMARY_LINE"; }
 run_sbt() { build_jar_script sbt "$@"; }
 
 setup() { setup_python; build_jar; }
@@ -58,11 +60,80 @@ setup() { setup_python; build_jar; }
 # The benchmarks' own JVM classes (jvm/bench, not in the shipped jar), for bench/*.py.
 BENCH_JAR="$ROOT/jvm/target/hsbloom-bench.jar"
 build_bench_jar() {
-  if [ -f "$BENCH_JAR" ] && [ -z "$(find "$ROOT/jvm/bench/src" "$ROOT/hsbloom/jars/hsbloom.jar" -newer "$BENCH_JAR" -print | head -1)" ]; then
+  if [ -f "$BENCH_JAR" ] && [ -z "$(find "$ROOT/jvm/bench/src" "$(build_jar_script jar "$PRIMARY_LINE")" -newer "$BENCH_JAR" -print | head -1)" ]; then
     return 0
   fi
   log "building the benchmark jar (jvm/bench)"
   run_sbt bench/package
+}
+
+# The compatibility run (docs/design/spark-versions.md): per line, the whole Scala suite against the line's Spark
+# (the release its jar compiles against), and per pyspark release the table names for the line, compat/ in a venv
+# of its own with that pyspark and hsbloom pip-installed from this clone (its jars are current, so no sbt runs;
+# pip must keep that pyspark). The primary line's first release is the main venv's, whose whole suite ran before.
+# A line's id (4.1_2.13, for 4.1 or 4.1_2.13) and its tested releases, from the table (build-jar.sh reads it).
+line_id() { build_jar_script line "$1" | cut -f1; }
+line_releases() { build_jar_script line "$1" | cut -f2; }
+
+compat_scala() {
+  local sbt_args=() line project
+  for line in "$@"; do
+    [ "$(line_id "$line")" = "$PRIMARY_LINE" ] && continue
+    project="$(build_jar_script project "$line")"
+    sbt_args+=("$project/test")
+  done
+  [ ${#sbt_args[@]} -gt 0 ] || return 0
+  run_sbt "${sbt_args[@]}"
+}
+
+# One pyspark release's environment: created once, then hsbloom reinstalled from this clone.
+compat_python() {
+  local release="$1" venv="$ROOT/.venvs/pyspark-$1" py
+  py="$venv/bin/python"
+  if [ ! -x "$py" ] || [ "$(cat "$venv/.ready" 2>/dev/null)" != "$release" ]; then
+    log "creating .venvs/pyspark-$release"
+    rm -rf "$venv" && "$(find_python)" -m venv "$venv"
+    "$py" -m pip install --quiet --upgrade pip
+    "$py" -m pip install --quiet "pyspark[connect]==$release" pytest
+    echo "$release" > "$venv/.ready"
+  fi
+  # As a user installs it, with the extras that name pyspark: pip must keep the environment's release.
+  "$py" -m pip install --quiet "$ROOT[spark,connect]"
+  local kept; kept="$("$py" -c 'import pyspark; print(pyspark.__version__)')"
+  if [ "$kept" != "$release" ]; then log "pip install of hsbloom replaced pyspark $release with $kept"; return 1; fi
+  log "compat/ on pyspark $release"
+  # From inside compat/, so that the installed package is the one imported, not this clone's hsbloom/.
+  (cd "$ROOT/compat" && "$py" -m pytest -q -p no:cacheprovider)
+}
+
+run_compat() {
+  [ $# -gt 0 ] || set -- $(build_jar_script lines)
+  build_jar_script package "$@"
+  local scala_log="$ROOT/jvm/target/compat-scala.log"
+  mkdir -p "$(dirname "$scala_log")"
+  log "the lines' Scala compatibility suites in the background (their output: $scala_log)"
+  set -m
+  compat_scala "$@" > "$scala_log" 2>&1 &
+  local scala=$!
+  set +m
+  trap 'kill -- -"$scala" 2>/dev/null || true' EXIT
+  local status=0 line release primary_release
+  primary_release="$(line_releases "$PRIMARY_LINE" | cut -d' ' -f1)"
+  for line in "$@"; do
+    for release in $(line_releases "$line"); do
+      [ "$release" = "$primary_release" ] && continue
+      compat_python "$release" || { status=1; log "the compatibility run on pyspark $release failed"; }
+    done
+  done
+  local scala_status=0
+  wait "$scala" || scala_status=$?
+  trap - EXIT
+  if [ "$scala_status" -ne 0 ]; then
+    tail -n 200 "$scala_log"; log "the lines' Scala compatibility suites failed; their whole output: $scala_log"
+  else
+    grep -E '^\[info\] (Run completed|Tests:|All tests passed)' "$scala_log" || true
+  fi
+  return $(( status != 0 ? status : scala_status ))
 }
 
 cmd="${1:-}"; [ $# -gt 0 ] && shift
@@ -71,9 +142,10 @@ case "$cmd" in
   example) setup; exec "$PY" "$ROOT/examples/quickstart.py" "$@" ;;
   test)
     setup
-    # The test jars first, which the Python tests' sessions have on their classpath (tests/conftest.py): the test KMS
-    # client (jvm/testkms, for encrypted Parquet) and the test kit (jvm/testkit, the tests' entry into the jar's
-    # internals).
+    # Every line's jar (the wheel tests carry them all), then the test jars, which the Python tests' sessions have
+    # on their classpath (tests/conftest.py): the test KMS client (jvm/testkms, for encrypted Parquet) and the test
+    # kit (jvm/testkit, the tests' entry into the jar's internals).
+    build_jar_script package
     run_sbt testKms/package testKit/package
     # The Scala tests run in the background while pytest runs: compiling and running them keeps about one core
     # busy for minutes, and pytest's processes wait on their JVMs much of the time. The benchmarks compile too,
@@ -105,12 +177,15 @@ case "$cmd" in
       grep -E '^\[info\] (Run completed|Tests:|All tests passed)' "$scala_log" || true
     fi
     if [ "$python_status" -ne 0 ]; then log "pytest failed (exit $python_status)"; fi
-    exit $(( python_status != 0 ? python_status : scala_status )) ;;
+    compat_status=0
+    run_compat || compat_status=$?
+    exit $(( python_status != 0 ? python_status : scala_status != 0 ? scala_status : compat_status )) ;;
+  compat) setup; run_compat "$@" ;;
   bench)
     setup
     build_bench_jar
     name="${1:?usage: ./dev.sh bench NAME}"; shift
     exec "$PY" "$ROOT/bench/$name.py" "$@" ;;
   sbt) setup_python; run_sbt "$@" ;;
-  *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

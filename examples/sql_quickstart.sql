@@ -5,7 +5,7 @@
 --   eval "$(.venv/bin/python -c 'import hsbloom, shlex; print(shlex.join(hsbloom.spark_sql_command()))')" \
 --     -f examples/sql_quickstart.sql
 --
--- or with any Spark 4.2 distribution: spark-sql --driver-class-path hsbloom.jar
+-- or with a Spark distribution: spark-sql --driver-class-path hsbloom-spark<minor>_2.13.jar (its line's jar)
 --   --conf spark.sql.extensions=hsbloom.HsbloomExtension -f examples/sql_quickstart.sql
 
 -- A table of 16 files with a random key per row.

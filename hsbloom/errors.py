@@ -29,6 +29,11 @@ class HsbloomJarError(HsbloomError, RuntimeError):
     `connect_server_command`, `spark_sql_command`), since Spark itself would only log a warning."""
 
 
+class UnsupportedSparkError(HsbloomJarError):
+    """The running Spark is not one hsbloom supports (hsbloom/spark_lines.tsv): no jar of the package serves its
+    line, or the line's Spark lacks a feature asked for (Spark Connect's server on a line without it)."""
+
+
 class HsbloomSessionError(HsbloomError, RuntimeError):
     """The SparkSession (or builder, or Connect server) cannot run hsbloom: no hsbloom extension or jar, a Connect
     server that did not start, or a package the session needs (Delta's, Spark Connect's client) not installed."""

@@ -4,11 +4,11 @@ The jar is checked here, before Spark starts, because a missing jar would
 otherwise only be a warning in Spark's log (Spark skips extensions whose class
 it cannot load) and a jar built for another Spark would fail deep inside the JVM.
 
-Version contract: hsbloom supports exactly the pyspark and delta-spark versions pinned in pyproject.toml
-(pyspark 4.2.0, delta-spark 4.4.0), and a jar runs only on the Spark release it was compiled against
-(`check_jar` here, `BuildInfo.checkSparkVersion` in the jar). The jar uses Spark-internal Catalyst APIs,
-which Spark does not promise to keep between patch releases, and no later 4.2.x has been tested: a jar
-built for 4.2.0 is refused on 4.2.1 until it has been, rather than risking failures inside queries.
+Version contract: hsbloom supports the Spark lines of hsbloom/spark_lines.tsv (a Spark minor with one Scala
+version, every patch release of it), and the package carries a jar for each. `configure` picks the one of the
+running pyspark (`hsbloom.spark_lines`) and refuses any other Spark naming the supported ones; a jar runs only on
+its own line (`check_jar` here, `BuildInfo.checkSparkVersion` in the jar), because the jar uses Spark-internal
+Catalyst API whose classes differ between minors.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from hsbloom import settings
-from hsbloom.errors import HsbloomJarError, HsbloomSessionError
+from hsbloom.errors import HsbloomJarError, HsbloomSessionError, UnsupportedSparkError
 from hsbloom.jar import builder_options
 from hsbloom.session_checks import EXTENSION_CLASS, refuse_connect_builder, require_hsbloom_session
+from hsbloom.spark_lines import SparkLine, running_line, running_spark_release
 
 DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -33,11 +34,12 @@ SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
 
 def default_jar_path() -> Path:
-    """Where the jar is: $HSBLOOM_JAR if set, else inside the installed package."""
+    """Where the jar is: $HSBLOOM_JAR if set, else the running Spark line's inside the installed package
+    (UnsupportedSparkError when no line serves the running pyspark)."""
     override = os.environ.get(JAR_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parent / "jars" / "hsbloom.jar"
+    return running_line().jar
 
 
 def _how_to_get_a_jar() -> str:
@@ -48,12 +50,6 @@ def _how_to_get_a_jar() -> str:
         "this installed hsbloom carries no usable jar: reinstall it with pip from an hsbloom clone or git URL, "
         f"which builds the jar into the package (docs/deploy.md), or point {JAR_ENV} at a built jar"
     )
-
-
-def running_spark_version() -> str:
-    import pyspark
-
-    return pyspark.__version__
 
 
 def jar_build_info(jar: Path) -> dict[str, str]:
@@ -74,26 +70,37 @@ def jar_build_info(jar: Path) -> dict[str, str]:
 
 
 def check_jar(jar: Path, spark_version: str | None = None) -> dict[str, str]:
-    """Raise HsbloomJarError unless `jar` is an hsbloom jar built for `spark_version` (default: pyspark's)."""
-    spark_version = spark_version or running_spark_version()
+    """Raise HsbloomJarError unless `jar` is an hsbloom jar built for the line of `spark_version` (default:
+    pyspark's): a jar serves every patch release of its Spark minor."""
+    spark_version = spark_version or running_spark_release()
     info = jar_build_info(jar)
-    built_for = info.get("spark.version")
-    if built_for != spark_version:
+    built_for = info.get("spark.line")
+    running = ".".join(spark_version.split(".")[:2])
+    if built_for != running:
         raise HsbloomJarError(
-            f"hsbloom jar {jar} was built for Spark {built_for} but this session runs Spark {spark_version}; "
-            f"install pyspark=={built_for}, or get a jar built for Spark {spark_version}: {_how_to_get_a_jar()}"
+            f"hsbloom jar {jar} was built for Spark {built_for or info.get('spark.version')} but this session runs "
+            f"Spark {spark_version}; use hsbloom's jar for Spark {running} (leave {JAR_ENV} unset and configure "
+            f"picks it), or get one: {_how_to_get_a_jar()}"
         )
     return info
 
 
-def delta_maven_coordinate() -> str:
-    """The Delta jar that matches the installed delta-spark package and Spark 4.2 / Scala 2.13."""
+def delta_maven_coordinate(line: SparkLine | None = None) -> str:
+    """The Delta jar for `line` (default: the running Spark's), of the installed delta-spark package's release, else
+    the one the line's row names; UnsupportedSparkError on a line no delta-spark serves."""
+    line = line or running_line()
+    if line.delta is None:
+        raise UnsupportedSparkError(
+            f"delta=True: no delta-spark release serves Spark {line.name} yet, so hsbloom runs there on Parquet "
+            "tables and catalog tables only; Delta tables need a line Delta serves (docs/deploy.md, Versions)"
+        )
     try:
         delta_version = metadata.version("delta-spark")
-    except metadata.PackageNotFoundError as exc:
-        raise HsbloomSessionError("delta=True needs the delta extra: pip install 'hsbloom[delta]'") from exc
-    spark_minor = ".".join(running_spark_version().split(".")[:2])
-    return f"io.delta:delta-spark_{spark_minor}_2.13:{delta_version}"
+    except metadata.PackageNotFoundError:
+        # Delta's jar is all a session needs; its Python package (delta.tables) is the user's choice, and pins
+        # pyspark releases of its own (delta-spark 4.4 refuses pyspark 4.2.1).
+        delta_version = line.delta
+    return line.delta_maven_coordinate(delta_version)
 
 
 def _merged(existing: str | None, *values: str, separator: str = ",") -> str:

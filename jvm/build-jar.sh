@@ -1,37 +1,80 @@
 #!/usr/bin/env bash
-# Builds hsbloom's jar with sbt; shared by ../dev.sh and the wheel build (../setup.py), so a jar is made
-# one way only. It compiles against the Spark jars in $SPARK_JARS_DIR (pyspark's jars/ folder), needs Java 17
-# and fetches the sbt launcher once through Maven (installing Maven with apt-get as root on Debian when missing).
-# The jar records a fingerprint of the sources it was built from, so a jar is reused only when it provably
-# matches them (file times prove nothing after a clone, a copy or an unpacked sdist).
+# Builds hsbloom's jars with sbt, one per Spark line of ../hsbloom/spark_lines.tsv; shared by ../dev.sh and the
+# wheel build (../setup.py), so a jar is made one way only. Each jar compiles against its line's Spark, which sbt
+# resolves from the package registry, or, for a line the registry serves no release of, the jars/ folder of a
+# pyspark release fetched once with pip into jvm/.spark. It needs Java 17 and fetches the sbt launcher once through
+# Maven (installing Maven with apt-get as root on Debian when missing). A jar records a fingerprint of the sources
+# it was built from, so it is reused only when it provably matches them (file times prove nothing after a clone, a
+# copy or an unpacked sdist).
 #
-#   SPARK_JARS_DIR=... jvm/build-jar.sh package     build ../hsbloom/jars/hsbloom.jar unless it is current
-#   SPARK_JARS_DIR=... jvm/build-jar.sh is-current  exit 0 if the jar is built from these sources for that Spark
-#                                                  (or for $SPARK_VERSION, when set)
-#   SPARK_JARS_DIR=... jvm/build-jar.sh sbt ARGS    run sbt in jvm/ with the project's settings
-#   jvm/build-jar.sh fingerprint                    print the sources' fingerprint (the jar's sources.sha256)
+#   jvm/build-jar.sh package [LINE...]     build ../hsbloom/jars/hsbloom-spark<line>_<scala>.jar for each line
+#                                          (default: every line) unless it is current
+#   jvm/build-jar.sh is-current [LINE...]  exit 0 if those jars are built from these sources
+#   jvm/build-jar.sh lines                 print the lines (4.2_2.13, ...), the primary line first
+#   jvm/build-jar.sh line LINE             print a line's id and its tested pyspark releases (tab-separated)
+#   jvm/build-jar.sh project LINE          print a line's sbt project (root for the primary line)
+#   jvm/build-jar.sh jar LINE              print the path of a line's jar
+#   jvm/build-jar.sh fetch-spark LINE      fetch the pyspark jars a pyspark-compiled line compiles against
+#   jvm/build-jar.sh sbt ARGS              run sbt in jvm/ with the project's settings
+#   jvm/build-jar.sh fingerprint           print the sources' fingerprint (a jar's sources.sha256)
+#
+# A LINE is a Spark minor (4.2) or a minor and Scala version (3.5_2.12).
 set -euo pipefail
 
 JVM="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$JVM")"
-JAR="$ROOT/hsbloom/jars/hsbloom.jar"
+LINES_TABLE="$ROOT/hsbloom/spark_lines.tsv"
 SBT_VERSION="$(sed -n 's/^sbt.version=//p' "$JVM/project/build.properties")"
 LAUNCHER="$JVM/.launcher/sbt-launch-$SBT_VERSION.jar"
 PYTHON="${PYTHON:-python3}"
 
 log() { printf '[build-jar] %s\n' "$*" >&2; }
 
-# The Spark release in $SPARK_JARS_DIR, read off its spark-core jar.
-jars_spark_version() {
-  local core
-  core="$(ls "${SPARK_JARS_DIR:?SPARK_JARS_DIR must name the jars folder of pyspark}"/spark-core_2.13-*.jar 2>/dev/null | head -1)"
-  [ -n "$core" ] || { log "error: no spark-core_2.13 jar in SPARK_JARS_DIR=$SPARK_JARS_DIR: point it at pyspark's jars/ folder"; return 1; }
-  basename "$core" | sed 's/^spark-core_2\.13-\(.*\)\.jar$/\1/'
+# The table's rows, without comments and header: line, scala, compile, tested, delta, connect (tab-separated).
+table_rows() { grep -v '^#' "$LINES_TABLE" | sed 1d | grep -v '^[[:space:]]*$'; }
+
+# LINE_SCALA-BINARY of every row (4.2_2.13), the primary first.
+all_lines() { table_rows | awk -F'\t' '{ split($2, v, "."); print $1 "_" v[1] "." v[2] }'; }
+
+# The table's row for a line (4.2 or 4.2_2.13): exactly one, or an error naming the lines there are.
+row_of() {
+  local want="$1" found
+  found="$(table_rows | awk -F'\t' -v w="$want" '{ split($2, v, "."); id = $1 "_" v[1] "." v[2] } w == $1 || w == id')"
+  if [ "$(printf '%s\n' "$found" | grep -c .)" != 1 ]; then
+    log "error: Spark line '$want' is not exactly one row of $LINES_TABLE; the lines: $(all_lines | tr '\n' ' ')"
+    return 1
+  fi
+  printf '%s\n' "$found"
 }
 
-# The Spark release the jar must be built for: $SPARK_VERSION (the wheel build's pin), else $SPARK_JARS_DIR's.
-spark_version() {
-  if [ -n "${SPARK_VERSION:-}" ]; then echo "$SPARK_VERSION"; else jars_spark_version; fi
+jar_of() { local row; row="$(row_of "$1")" && printf '%s\n' "$row" | awk -F'\t' -v root="$ROOT" '{ split($2, v, "."); print root "/hsbloom/jars/hsbloom-spark" $1 "_" v[1] "." v[2] ".jar" }'; }
+
+# The sbt project of a line: root for the primary (the first row), spark<minor>_<scala> for the others.
+project_of() {
+  local row; row="$(row_of "$1")" || return 1
+  if [ "$row" = "$(table_rows | head -1)" ]; then echo root; return; fi
+  printf '%s\n' "$row" | awk -F'\t' '{ split($1, m, "."); split($2, v, "."); print "spark" m[1] m[2] "_" v[1] v[2] }'
+}
+
+# For a line compiled against a pyspark release (compile column pyspark:X.Y.Z): that release's jars/ folder in
+# jvm/.spark, fetched with pip (its source distribution; only its jars are kept) when missing.
+fetch_pyspark_jars() {
+  local row compile release dir
+  row="$(row_of "$1")" || return 1
+  compile="$(printf '%s\n' "$row" | cut -f3)"
+  case "$compile" in pyspark:*) ;; *) return 0 ;; esac
+  release="${compile#pyspark:}"
+  dir="$JVM/.spark/pyspark-$release"
+  [ -d "$dir/jars" ] && return 0
+  log "fetching pyspark $release with pip for its Spark jars (Spark $release is not in the package registry)"
+  local tmp; tmp="$(mktemp -d)"
+  local pip=("$PYTHON" -m pip)
+  "$PYTHON" -m pip --version >/dev/null 2>&1 || pip=(python3 -m pip)
+  "${pip[@]}" download --quiet --no-deps --no-binary :all: "pyspark==$release" -d "$tmp" ||
+    { rm -rf "$tmp"; log "error: pip could not fetch pyspark==$release, whose jars Spark $1's jar compiles against"; return 1; }
+  mkdir -p "$tmp/unpacked" && tar -xzf "$tmp/pyspark-$release.tar.gz" -C "$tmp/unpacked" "pyspark-$release/deps/jars"
+  mkdir -p "$dir" && mv "$tmp/unpacked/pyspark-$release/deps/jars" "$dir/jars"
+  rm -rf "$tmp"
 }
 
 # What the jar is built from: the files under src/main and directly in project/, build.sbt and the version,
@@ -44,7 +87,7 @@ root = Path(sys.argv[1])
 jvm = root / "jvm"
 files = [p for p in (jvm / "src" / "main").rglob("*") if p.is_file()]
 files += [p for p in (jvm / "project").iterdir() if p.is_file()]
-files += [jvm / "build.sbt", root / "hsbloom" / "version.py"]
+files += [jvm / "build.sbt", root / "hsbloom" / "version.py", root / "hsbloom" / "spark_lines.tsv"]
 digest = hashlib.sha256()
 for name in sorted(p.relative_to(root).as_posix() for p in files):
     digest.update(f"{hashlib.sha256((root / name).read_bytes()).hexdigest()}  {name}\n".encode())
@@ -54,7 +97,7 @@ PY
 
 # One property of the jar's hsbloom-build.properties (empty when the jar or the property is missing).
 jar_property() {
-  "$PYTHON" - "$JAR" "$1" 2>/dev/null <<'PY'
+  "$PYTHON" - "$1" "$2" 2>/dev/null <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as jar:
     for line in jar.read("hsbloom-build.properties").decode().splitlines():
@@ -63,11 +106,14 @@ with zipfile.ZipFile(sys.argv[1]) as jar:
 PY
 }
 
+# Whether each line's jar exists and is built from these sources.
 is_current() {
-  [ -f "$JAR" ] || return 1
-  [ "$(jar_property sources.sha256)" = "$(fingerprint)" ] || return 1
-  # A jar built against another Spark is stale too.
-  [ "$(jar_property spark.version)" = "$(spark_version)" ]
+  local line jar sources; sources="$(fingerprint)"
+  for line in "$@"; do
+    jar="$(jar_of "$line")" || return 1
+    [ -f "$jar" ] || return 1
+    [ "$(jar_property "$jar" sources.sha256)" = "$sources" ] || return 1
+  done
 }
 
 # sbt runs on Java 17 (a newer JDK works too: the build targets 17 with -release).
@@ -109,7 +155,6 @@ fetch_sbt_launcher() {
 }
 
 run_sbt() {
-  jars_spark_version >/dev/null
   require_java
   fetch_sbt_launcher
   local sources; sources="$(fingerprint)"
@@ -126,18 +171,22 @@ run_sbt() {
 cmd="${1:-}"; [ $# -gt 0 ] && shift
 case "$cmd" in
   package)
-    if is_current; then exit 0; fi
-    against="$(jars_spark_version)"
-    if [ "$against" != "$(spark_version)" ]; then
-      log "error: SPARK_JARS_DIR=$SPARK_JARS_DIR holds Spark $against, but the jar must be built for Spark" \
-          "$(spark_version): point it at the jars/ folder of pyspark==$(spark_version)"
-      exit 1
-    fi
-    log "building the hsbloom jar with sbt $SBT_VERSION against Spark $against ($SPARK_JARS_DIR)"
-    run_sbt package
-    is_current || { log "error: sbt finished, but $JAR is missing or not stamped with these sources"; exit 1; } ;;
-  is-current) is_current ;;
+    [ $# -gt 0 ] || set -- $(all_lines)
+    if is_current "$@"; then exit 0; fi
+    projects=()
+    for line in "$@"; do
+      if ! is_current "$line"; then fetch_pyspark_jars "$line"; projects+=("$(project_of "$line")/package"); fi
+    done
+    log "building the hsbloom jars with sbt $SBT_VERSION: ${projects[*]}"
+    run_sbt "${projects[@]}"
+    is_current "$@" || { log "error: sbt finished, but a jar of $* is missing or not stamped with these sources"; exit 1; } ;;
+  is-current) [ $# -gt 0 ] || set -- $(all_lines); is_current "$@" ;;
+  lines) all_lines ;;
+  line) row_of "${1:?usage: build-jar.sh line LINE}" | awk -F'\t' '{ split($2, v, "."); print $1 "_" v[1] "." v[2] "\t" $4 }' ;;
+  project) project_of "${1:?usage: build-jar.sh project LINE}" ;;
+  jar) jar_of "${1:?usage: build-jar.sh jar LINE}" ;;
+  fetch-spark) fetch_pyspark_jars "${1:?usage: build-jar.sh fetch-spark LINE}" ;;
   fingerprint) fingerprint ;;
   sbt) run_sbt "$@" ;;
-  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

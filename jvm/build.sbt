@@ -1,53 +1,14 @@
-// The hsbloom Spark jar: Catalyst rules, the SBBF probe and SQL functions.
+// The hsbloom Spark jars: Catalyst rules, the SBBF probe and SQL functions, one jar per Spark line.
 //
-// It compiles against the Spark that the pinned pyspark ships (its jars/ folder,
-// passed in as SPARK_JARS_DIR by ../dev.sh), so Spark is never downloaded twice
-// and the jar always matches the Spark it runs in. The Scala version is read off
-// that folder's scala-library jar for the same reason.
+// The lines are the rows of ../hsbloom/spark_lines.tsv (Spark minor and Scala version; the first row is the
+// primary line). Each is a project compiling the same sources (src/main/scala) plus the version-specific folders of
+// the shim that serve it (src/main/spark-X.Y or src/main/spark-X.Y-A.B: lines X.Y to A.B), against its Spark as a
+// provided dependency: resolved by sbt from the package registry, or, where the registry serves no release of the
+// line, read from a pyspark release's jars/ folder that build-jar.sh fetched with pip. The primary line is the root
+// project (its tests are the whole Scala suite); the others are `spark<line>_<scala>` (spark41_213, ...).
 
 import java.util.Properties
 import scala.util.matching.Regex
-
-val sparkJarsDir: File = {
-  val dir = sys.env.get("SPARK_JARS_DIR").map(file).getOrElse(
-    sys.error("SPARK_JARS_DIR is not set: run the build through ../dev.sh, which points it at pyspark's jars/"))
-  if (!dir.isDirectory) sys.error(s"SPARK_JARS_DIR=$dir is not a directory")
-  dir
-}
-
-def versionFromJar(prefix: String): String = {
-  val pattern = (Regex.quote(prefix) + """(\d+\.\d+\.\d+)\.jar""").r
-  val found = Option(sparkJarsDir.listFiles).toSeq.flatten.map(_.getName).collectFirst { case pattern(v) => v }
-  found.getOrElse(sys.error(s"no $prefix<version>.jar in $sparkJarsDir"))
-}
-
-val sparkVersion = versionFromJar("spark-core_2.13-")
-val sparkScalaVersion = versionFromJar("scala-library-")
-
-/**
- * The delta-spark release the Python package pins (its `delta` extra in ../pyproject.toml), so the Scala tests
- * read and write Delta tables with the Delta the Python tests and users run.
- */
-val deltaVersion: String = {
-  val text = IO.read(file("..") / "pyproject.toml")
-  """"delta-spark==([^"]+)"""".r.findFirstMatchIn(text).map(_.group(1))
-    .getOrElse(sys.error("no delta-spark==<version> pin in ../pyproject.toml"))
-}
-
-/**
- * Delta for the Scala tests only (the jar recognizes Delta's classes by name: hsbloom/shim/Delta.scala), built for
- * this Spark's major.minor. Spark and what pyspark's jars/ folder already holds come from that folder alone:
- * Delta's own dependencies on them are excluded, so no second Spark, Hadoop, Parquet or Jackson reaches the test
- * classpath.
- */
-lazy val deltaForTests: ModuleID = {
-  val sparkLine = sparkVersion.split('.').take(2).mkString(".")
-  ("io.delta" % s"delta-spark_${sparkLine}_2.13" % deltaVersion % Test).excludeAll(
-    Seq("org.apache.spark", "org.apache.hadoop", "org.apache.parquet", "com.fasterxml.jackson.core",
-      "com.fasterxml.jackson.datatype", "com.fasterxml.jackson.module", "org.apache.logging.log4j", "org.slf4j",
-      "org.scala-lang", "org.scala-lang.modules", "com.github.luben", "commons-logging", "commons-pool",
-      "io.airlift", "com.google.code.findbugs", "javax.annotation", "org.antlr", "org.roaringbitmap").map(ExclusionRule(_)): _*)
-}
 
 /** hsbloom's version comes from the Python package, the single source. */
 val hsbloomVersion: String = {
@@ -56,36 +17,68 @@ val hsbloomVersion: String = {
     .getOrElse(sys.error("no __version__ in ../hsbloom/version.py"))
 }
 
-/** What the jar and the benchmarks share: Scala from pyspark, Spark's jars to compile against. */
-lazy val compiledAgainstSpark = Seq(
+val sparkLines: Seq[SparkLine] = SparkLine.readTable(file("..") / "hsbloom" / "spark_lines.tsv")
+val primaryLine: SparkLine = sparkLines.head
+
+/** The version-specific source folders of `kind` (main or test) that serve `line`. */
+def versionFolders(kind: String, line: SparkLine): Seq[File] =
+  Option((file("src") / kind).getAbsoluteFile.listFiles).toSeq.flatten
+    .filter(d => d.isDirectory && line.servedBy(d.getName)).sortBy(_.getName)
+
+/**
+ * Delta for the Scala tests only (the jar recognizes Delta's classes by name: hsbloom/shim/Delta.scala), the
+ * release spark_lines.tsv names for the line. Spark and what Spark brings are Spark's: Delta's own dependencies on
+ * them are excluded, so no second Spark, Hadoop, Parquet or Jackson reaches the test classpath.
+ */
+def deltaForTests(line: SparkLine): Seq[ModuleID] = line.delta.toSeq.map { release =>
+  val artifact = if (line.line.startsWith("3.")) s"delta-spark_${line.scalaBinary}" else s"delta-spark_${line.line}_${line.scalaBinary}"
+  ("io.delta" % artifact % release % Test).excludeAll(
+    Seq("org.apache.spark", "org.apache.hadoop", "org.apache.parquet", "com.fasterxml.jackson.core",
+      "com.fasterxml.jackson.datatype", "com.fasterxml.jackson.module", "org.apache.logging.log4j", "org.slf4j",
+      "org.scala-lang", "org.scala-lang.modules", "com.github.luben", "commons-logging", "commons-pool",
+      "io.airlift", "com.google.code.findbugs", "javax.annotation", "org.antlr", "org.roaringbitmap").map(ExclusionRule(_)): _*)
+}
+
+/** What every project compiled against a Spark line shares: its Scala, its Spark (provided) and the sources. */
+def compiledAgainst(line: SparkLine) = Seq(
   organization := "io.github.hsbloom",
   version := hsbloomVersion,
-  scalaVersion := sparkScalaVersion,
+  scalaVersion := line.scala,
   scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
   javacOptions ++= Seq("--release", "17"),
-  // Spark and its dependencies, as pyspark ships them; the Scala library itself
-  // comes from scalaVersion, which equals the one in that folder.
+  libraryDependencies ++= (if (line.fromMaven) Seq("org.apache.spark" %% "spark-sql" % line.sparkRelease % Provided) else Nil),
+  // A pyspark line: Spark and its dependencies as that pyspark ships them; the Scala library comes from
+  // scalaVersion, which equals the one in that folder.
   Compile / unmanagedJars ++= {
-    val scalaOwn = Set("scala-library", "scala-reflect", "scala-compiler")
-    (sparkJarsDir * "*.jar").get
-      .filterNot(f => scalaOwn.exists(p => f.getName.startsWith(p + "-")))
-      .classpath
+    if (line.fromMaven) Seq.empty[Attributed[File]]
+    else {
+      val dir = line.pysparkJars.getAbsoluteFile
+      if (!dir.isDirectory) sys.error(s"$dir is missing: build through ../dev.sh or build-jar.sh, which fetch pyspark ${line.sparkRelease} for Spark ${line.line}")
+      val scalaOwn = Set("scala-library", "scala-reflect", "scala-compiler")
+      Attributed.blankSeq((dir * "*.jar").get.filterNot(f => scalaOwn.exists(p => f.getName.startsWith(p + "-"))))
+    }
   }
 )
 
-lazy val root = (project in file("."))
+/** A Spark line's jar and its Scala tests, from the one source tree. */
+def lineProject(line: SparkLine, base: File): Project = Project(if (line == primaryLine) "root" else line.id, base)
   .dependsOn(testKms % "test->compile")
   .settings(
-    compiledAgainstSpark,
-    name := "hsbloom",
-    libraryDependencies ++= Seq("org.scalatest" %% "scalatest" % "3.2.19" % Test, deltaForTests),
-    // A resource that says which Spark and Scala the jar was built for; the
-    // extension compares it with the running Spark at session start.
+    compiledAgainst(line),
+    name := s"hsbloom-spark${line.line}_${line.scalaBinary}",
+    Compile / sourceDirectory := (ThisBuild / baseDirectory).value / "src" / "main",
+    Test / sourceDirectory := (ThisBuild / baseDirectory).value / "src" / "test",
+    Compile / unmanagedSourceDirectories ++= versionFolders("main", line),
+    Test / unmanagedSourceDirectories ++= versionFolders("test", line),
+    libraryDependencies ++= Seq("org.scalatest" %% "scalatest" % "3.2.19" % Test) ++ deltaForTests(line),
+    // A resource that says which Spark line and Scala the jar was built for; the extension compares it with
+    // the running Spark at session start.
     Compile / resourceGenerators += Def.task {
       val out = (Compile / resourceManaged).value / "hsbloom-build.properties"
       val props = new Properties()
       props.setProperty("hsbloom.version", version.value)
-      props.setProperty("spark.version", sparkVersion)
+      props.setProperty("spark.line", line.line)
+      props.setProperty("spark.version", line.sparkRelease)
       props.setProperty("scala.version", scalaVersion.value)
       // The fingerprint of the sources (build-jar.sh computes it), by which a built jar is proven current.
       sys.env.get("HSBLOOM_SOURCES_SHA256").foreach(props.setProperty("sources.sha256", _))
@@ -94,7 +87,7 @@ lazy val root = (project in file("."))
     }.taskValue,
     // The jar lands where the Python package finds it at run time and where the
     // wheel build picks it up as package data.
-    Compile / packageBin / artifactPath := file("..") / "hsbloom" / "jars" / "hsbloom.jar",
+    Compile / packageBin / artifactPath := (file("..") / "hsbloom" / "jars" / line.jarName).getAbsoluteFile,
     Test / fork := true,
     Test / javaOptions ++= Seq(
       "--add-opens=java.base/java.lang=ALL-UNNAMED",
@@ -103,10 +96,39 @@ lazy val root = (project in file("."))
       "--add-opens=java.base/java.util=ALL-UNNAMED",
       "-Xmx2g"
     ),
-    Test / envVars += "HSBLOOM_VECTORS" -> ((file("..") / "tests" / "vectors").getAbsolutePath),
-    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
+    Test / envVars ++= Map(
+      // The files the Python tests read too (a line's project runs in lines/<id>, so paths are absolute).
+      "HSBLOOM_VECTORS" -> ((ThisBuild / baseDirectory).value / ".." / "tests" / "vectors").getCanonicalPath,
+      "HSBLOOM_GOLDEN" -> ((ThisBuild / baseDirectory).value / ".." / "tests" / "golden").getCanonicalPath,
+      // Whether the tests' shared session configures Delta (hsbloom/testing/SharedSession.scala).
+      "HSBLOOM_TEST_DELTA" -> line.delta.isDefined.toString),
+    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+    // Where no delta-spark serves the line, its Delta tests are left out (hsbloom/testing/NeedsDelta.scala).
+    Test / testOptions ++= (if (line.delta.isEmpty) Seq(Tests.Argument(TestFrameworks.ScalaTest, "-l", "hsbloom.testing.NeedsDelta")) else Nil)
   )
 
+/** The row of spark_lines.tsv for a Spark minor and Scala version (a project for a line the table lacks is an error). */
+def sparkLine(line: String, scalaBinary: String): SparkLine =
+  sparkLines.find(l => l.line == line && l.scalaBinary == scalaBinary)
+    .getOrElse(sys.error(s"../hsbloom/spark_lines.tsv has no row for Spark $line with Scala $scalaBinary"))
+
+/** The primary line: the root project, whose tests are the whole Scala suite. */
+lazy val root = lineProject(primaryLine, file("."))
+
+// The other lines, one project each (built in lines/<id>, their target folders): a row of the table without its
+// project here fails the build at load (below), so the two cannot drift apart.
+lazy val spark43_213 = lineProject(sparkLine("4.3", "2.13"), file("lines") / "spark43_213")
+lazy val spark41_213 = lineProject(sparkLine("4.1", "2.13"), file("lines") / "spark41_213")
+lazy val spark40_213 = lineProject(sparkLine("4.0", "2.13"), file("lines") / "spark40_213")
+
+val declaredLines: Unit = {
+  val declared = Set("root", "spark43_213", "spark41_213", "spark40_213")
+  val missing = sparkLines.map(l => if (l == primaryLine) "root" else l.id).filterNot(declared)
+  if (missing.nonEmpty) sys.error(s"spark_lines.tsv has lines without a project in build.sbt: ${missing.mkString(", ")}")
+}
+
+/** For the benchmarks and the test jars: the primary line's Scala and Spark. */
+lazy val compiledAgainstSpark = compiledAgainst(primaryLine)
 
 // Benchmarks of the jar's inner loops (SbbfBench, MapSideBench), kept out of the
 // shipped jar: ../dev.sh bench builds target/hsbloom-bench.jar for bench/*.py.

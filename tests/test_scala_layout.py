@@ -539,3 +539,28 @@ def test_the_doc_table_is_read_from_its_section():
                       "| 1 | `hsbloom.sbbf` | filters |", "| 2 | `hsbloom (vocabulary)` | `BuildInfo` |", "",
                       "| 9 | not | this one |", "## Next", "| 3 | nor | this |"])
     assert doc_layer_table(page) == [["1", "`hsbloom.sbbf`", "filters"], ["2", "`hsbloom (vocabulary)`", "`BuildInfo`"]]
+
+
+# --- the shim's version folders (jvm/src/main/spark-X.Y, spark-X.Y-A.B: compiled into the jars of lines X.Y to A.B)
+
+VERSION_FOLDERS = sorted(p for p in (JVM / "src" / "main").iterdir() if p.is_dir() and p.name.startswith("spark-"))
+
+
+def test_version_folders_hold_only_the_shim_and_serve_a_supported_line():
+    from hsbloom.spark_lines import supported_lines
+
+    minors = {tuple(map(int, line.minor.split("."))) for line in supported_lines()}
+    assert VERSION_FOLDERS
+    for folder in VERSION_FOLDERS:
+        found = re.fullmatch(r"spark-(\d+)\.(\d+)(?:-(\d+)\.(\d+))?", folder.name)
+        assert found, f"{folder.name}: a version folder is named spark-X.Y or spark-X.Y-A.B"
+        low = (int(found[1]), int(found[2]))
+        high = (int(found[3]), int(found[4])) if found[3] else low
+        assert any(low <= m <= high for m in minors), f"{folder.name} serves no line of hsbloom/spark_lines.tsv"
+        sources = read_sources(folder / "hsbloom")
+        assert sources, folder
+        assert {str(s.path.relative_to(folder)): s.node for s in sources if s.node != SHIM} == {}
+        assert {str(s.path.relative_to(folder)): s.packages for s in sources if s.packages != [SHIM]} == {}
+        imported = {(str(s.path.relative_to(folder)), t) for s, _, t in edges(sources, folder / "hsbloom")
+                    if t is not None and t not in SHIM_MAY_IMPORT}
+        assert imported == set()

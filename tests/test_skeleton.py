@@ -14,6 +14,7 @@ import pytest
 import hsbloom
 from hsbloom import jar
 from hsbloom import session as hs_session
+from hsbloom import spark_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +23,8 @@ def test_version_is_exposed_and_matches_the_jar():
     assert hsbloom.__version__.count(".") == 2
     info = hs_session.jar_build_info(hs_session.default_jar_path())
     assert info["hsbloom.version"] == hsbloom.__version__
-    assert info["spark.version"] == hs_session.running_spark_version()
+    assert info["spark.line"] == spark_lines.running_line().minor
+    assert spark_lines.running_spark_release().startswith(info["spark.line"] + ".")
 
 
 def test_extension_sql_function_answers(spark):
@@ -36,7 +38,7 @@ def test_configure_sets_extension_delta_and_python(spark):
     assert hs_session.DELTA_EXTENSION_CLASS in extensions
     assert conf.get("spark.sql.catalog.spark_catalog") == hs_session.DELTA_CATALOG_CLASS
     assert spark.sparkContext.pythonExec == sys.executable
-    assert conf.get("spark.driver.extraClassPath").endswith("hsbloom.jar")
+    assert conf.get("spark.driver.extraClassPath").endswith(spark_lines.running_line().jar_name)
 
 
 def test_configure_keeps_existing_settings():
@@ -67,8 +69,8 @@ def test_delta_table_round_trip(spark, tmp_path):
     assert DeltaTable.forPath(spark, path).history().count() == 2
 
 
-def _jar_built_for(tmp_path: Path, spark_version: str) -> Path:
-    """A copy of the real jar whose build information claims another Spark version."""
+def _jar_built_for(tmp_path: Path, spark_line: str) -> Path:
+    """A copy of the real jar whose build information claims another Spark line."""
     original = hs_session.default_jar_path()
     fake = tmp_path / "hsbloom-other-spark.jar"
     with zipfile.ZipFile(original) as src, zipfile.ZipFile(fake, "w") as dst:
@@ -76,9 +78,9 @@ def _jar_built_for(tmp_path: Path, spark_version: str) -> Path:
             data = src.read(item.filename)
             if item.filename == "hsbloom-build.properties":
                 text = data.decode()
-                current = hs_session.running_spark_version()
-                data = text.replace(f"spark.version={current}", f"spark.version={spark_version}").encode()
-                assert f"spark.version={spark_version}".encode() in data
+                current = spark_lines.running_line().minor
+                data = text.replace(f"spark.line={current}", f"spark.line={spark_line}").encode()
+                assert f"spark.line={spark_line}".encode() in data
             dst.writestr(item, data)
     return fake
 
@@ -104,14 +106,14 @@ def test_not_an_hsbloom_jar_is_a_clear_error(tmp_path):
 def test_jar_for_another_spark_is_refused_before_start(tmp_path):
     from pyspark.sql import SparkSession
 
-    fake = _jar_built_for(tmp_path, "3.5.0")
-    with pytest.raises(hsbloom.HsbloomJarError, match=r"built for Spark 3\.5\.0 but this session runs Spark 4\."):
+    fake = _jar_built_for(tmp_path, "3.4")
+    with pytest.raises(hsbloom.HsbloomJarError, match=r"built for Spark 3\.4 but this session runs Spark 4\."):
         hsbloom.configure(SparkSession.builder, jar=fake)
 
 
 def test_jar_for_another_spark_fails_session_start_in_the_jvm(tmp_path):
     """Even when the Python check is bypassed, the extension itself refuses to start."""
-    fake = _jar_built_for(tmp_path, "3.5.0")
+    fake = _jar_built_for(tmp_path, "3.4")
     script = textwrap.dedent(
         f"""
         import sys
@@ -129,4 +131,5 @@ def test_jar_for_another_spark_fails_session_start_in_the_jvm(tmp_path):
     output = result.stdout + result.stderr
     assert "SESSION STARTED" not in output
     assert result.returncode != 0
-    assert "was built for Spark 3.5.0 but this session runs Spark 4." in output
+    assert "was built for Spark 3.4 (compiled against" in output
+    assert "but this session runs Spark 4." in output

@@ -1,14 +1,14 @@
 """The installable package, built the ways the README says, each installed into a fresh virtual environment
 and run there, outside the source tree.
 
-- `pip wheel --no-build-isolation` of this checkout's tracked files: it reuses the jar ./dev.sh built (its
-  recorded source fingerprint matches, so no sbt runs) and carries it with the package.
-- `pip install` of a clone, under pip's default build isolation (pip installs pyspark==4.2.0 for the build
-  from [build-system] requires): the clone holds the jar ./dev.sh built, as a clone where ./dev.sh ran does,
-  and the build reuses it only because its fingerprint proves it is built from the clone's sources.
+- `pip wheel --no-build-isolation` of this checkout's tracked files: it reuses the jars ./dev.sh built (their
+  recorded source fingerprint matches, so no sbt runs) and carries them, one per Spark line, with the package.
+- `pip install` of a clone, under pip's default build isolation (no pyspark in the build environment): the
+  clone holds the jars ./dev.sh built, as a clone where ./dev.sh ran does, and the build reuses them only
+  because their fingerprint proves they are built from the clone's sources.
 - `pip install git+file://...` of the same commit, default isolation: pip's own checkout has no jar, so the
-  build compiles it from the sources with sbt against the build environment's pyspark, and the installed
-  package runs examples/quickstart.py end to end from a folder outside the checkout. This is the one build
+  build compiles every line's jar from the sources with sbt, against the Spark sbt resolves for each, and the
+  installed package runs examples/quickstart.py end to end from a folder outside the checkout. This is the one build
   from sources here, and most of the module's time, so both isolated installs start with the module and run
   while the other tests do.
 - A build that cannot make the jar (no java on PATH) stops saying so and makes no wheel.
@@ -37,6 +37,7 @@ import pytest
 
 import hsbloom
 from hsbloom import session as hs_session
+from hsbloom import spark_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 # The isolated installs' budget: the git URL's sbt build from sources takes minutes on a busy 2-core machine.
@@ -60,7 +61,7 @@ QUICKSTART = ["quickstart.py", "--rows", "20000", "--files", "8"]
 
 
 def tracked_copy(destination: Path, with_jar: bool = True) -> Path:
-    """The files git tracks, as they are in the working tree (what a fresh clone has), plus the built jar."""
+    """The files git tracks, as they are in the working tree (what a fresh clone has), plus the built jars."""
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
     for name in filter(None, listed.decode().split("\0")):
         source = ROOT / name
@@ -73,10 +74,12 @@ def tracked_copy(destination: Path, with_jar: bool = True) -> Path:
 
 
 def add_dev_jar(tree: Path) -> None:
-    """The jar ./dev.sh built from these sources; the wheel build takes it because its fingerprint matches."""
-    jar = tree / "hsbloom" / "jars" / "hsbloom.jar"
-    jar.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(hs_session.default_jar_path(), jar)
+    """The jars ./dev.sh built from these sources, one per line; the wheel build takes them because their
+    fingerprint matches."""
+    for line in spark_lines.supported_lines():
+        jar = tree / "hsbloom" / "jars" / line.jar_name
+        jar.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(line.jar, jar)
 
 
 def dependencies_without_hsbloom(target: Path) -> Path:
@@ -211,17 +214,21 @@ def wheel(tmp_path_factory) -> Path:
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "building the hsbloom jar" not in result.stdout + result.stderr  # the current jar was reused
+    assert "building the hsbloom jars" not in result.stdout + result.stderr  # the current jars were reused
     (built,) = (work / "dist").glob("hsbloom-*.whl")
     return built
 
 
-def test_the_wheel_carries_the_jar_and_the_package(wheel):
+def test_the_wheel_carries_every_lines_jar_and_the_package(wheel):
+    lines = spark_lines.supported_lines()
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
-        jar = zf.read("hsbloom/jars/hsbloom.jar")
-    assert {"hsbloom/session.py", "hsbloom/session_checks.py", "hsbloom/jars/hsbloom.jar"} <= names
-    assert jar == hs_session.default_jar_path().read_bytes()
+        jars = {line.jar_name: zf.read(f"hsbloom/jars/{line.jar_name}") for line in lines}
+    assert {"hsbloom/session.py", "hsbloom/spark_lines.py", "hsbloom/spark_lines.tsv"} <= names
+    assert {n for n in names if n.startswith("hsbloom/jars/")} == {f"hsbloom/jars/{line.jar_name}" for line in lines}
+    for line in lines:
+        assert jars[line.jar_name] == line.jar.read_bytes(), line.name
+    jar = jars[spark_lines.running_line().jar_name]
     assert not any(name.startswith(("tests/", "jvm/", "bench/")) for name in names)
     # No test or benchmark seam ships in the jar: their classes are jvm/testkit's, jvm/testkms' and jvm/bench's, and
     # the JSON build entry (BuildRequest.fromJson, called by IndexBuild.run) is the test kit's JsonBuild.
@@ -252,18 +259,17 @@ def test_a_build_without_java_stops_naming_java_17_and_makes_no_wheel(tmp_path):
     assert result.returncode != 0
     assert "building hsbloom's jar needs Java 17, and java is not on PATH" in output, output[-3000:]
     assert "install a Java 17 JDK" in output
-    assert "no wheel was made without it" in output
+    assert "no wheel was made without them" in output
     assert not list((tmp_path / "dist").glob("*.whl"))
 
 
 def test_pip_install_of_a_git_url_builds_the_jar_from_its_sources_under_build_isolation(isolated_installs):
     install = isolated_installs["git"]
     output, report = install.result()
-    # sbt compiled against the pyspark that pip installed for the build from [build-system] requires.
-    built = re.search(r"\[build-jar\] building the hsbloom jar with sbt \S+ against Spark (\S+) \((.*)\)", output)
+    # sbt compiled every line's jar (against the Spark it resolved for each: no pyspark in the build environment).
+    built = re.search(r"\[build-jar\] building the hsbloom jars with sbt \S+: (.*)", output)
     assert built, output[-6000:]
-    assert built.group(1) == hs_session.running_spark_version()
-    assert "pip-build-env" in built.group(2), built.group(2)
+    assert len(built.group(1).split()) == len(spark_lines.supported_lines()), built.group(1)
     assert Path(report["module"]).is_relative_to(install.site), report
     assert Path(report["jar"]).is_relative_to(install.site), report
     assert report["build_info"]["sources.sha256"] == fingerprint()
@@ -273,7 +279,7 @@ def test_pip_install_of_a_git_url_builds_the_jar_from_its_sources_under_build_is
 def test_pip_install_of_a_clone_under_build_isolation_takes_the_jar_built_from_its_sources(isolated_installs):
     install = isolated_installs["clone"]
     output, report = install.result()
-    assert "building the hsbloom jar" not in output  # the clone's jar matches its sources: no sbt
+    assert "building the hsbloom jars" not in output  # the clone's jars match its sources: no sbt
     assert Path(report["module"]).is_relative_to(install.site), report
     assert Path(report["jar"]).read_bytes() == hs_session.default_jar_path().read_bytes()
     assert report["build_info"]["sources.sha256"] == fingerprint()

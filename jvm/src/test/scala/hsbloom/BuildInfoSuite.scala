@@ -5,15 +5,21 @@ import org.scalatest.funsuite.AnyFunSuite
 import hsbloom.functions.SqlFunctions
 
 class BuildInfoSuite extends AnyFunSuite {
-  test("the jar records the Spark it was compiled against, which is the one on the classpath") {
+  test("the jar records the Spark line it was compiled for, the one on the classpath") {
+    assert(BuildInfo.sparkLine == BuildInfo.lineOf(org.apache.spark.SPARK_VERSION))
     assert(BuildInfo.sparkVersion == org.apache.spark.SPARK_VERSION)
     BuildInfo.checkSparkVersion(org.apache.spark.SPARK_VERSION)
   }
 
-  test("a different running Spark is refused with both versions named") {
-    val e = intercept[IllegalStateException](BuildInfo.checkSparkVersion("3.5.0"))
-    assert(e.getMessage.contains(s"built for Spark ${BuildInfo.sparkVersion}"))
-    assert(e.getMessage.contains("runs Spark 3.5.0"))
+  test("every patch release of the line is accepted") {
+    Seq(".0", ".1", ".9", ".17").foreach(patch => BuildInfo.checkSparkVersion(BuildInfo.sparkLine + patch))
+  }
+
+  test("another line's Spark is refused with both named") {
+    val e = intercept[IllegalStateException](BuildInfo.checkSparkVersion("3.4.1"))
+    assert(e.getMessage.contains(s"built for Spark ${BuildInfo.sparkLine}"))
+    assert(e.getMessage.contains("runs Spark 3.4.1"))
+    assert(e.getMessage.contains("jar for Spark 3.4"))
   }
 
   test("hsbloom_version() evaluates to the jar version and takes no arguments") {

@@ -8,7 +8,7 @@ import hsbloom.catalog.IndexCatalog
 import hsbloom.index.GlobalFilterContains
 import hsbloom.join.{BroadcastKeysRule, JoinDecisions, JoinPrunedFileIndex}
 import hsbloom.pruning.{DeltaScanPruningRule, FilePruningRule, PrunedFileIndex, PruningDecisions}
-import hsbloom.shim.PrunedFileSourceScanExec
+import hsbloom.shim.PrunedScan
 import hsbloom.shim.ClassicDataset
 import hsbloom.conf.HsbloomConf
 
@@ -106,15 +106,15 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
   def filesRead(plan: SparkPlan): Long = scanMetric(plan, "numFiles")
 
   /** After a plan ran: hsbloom's metrics on its scans, summed; None when no scan has them. */
-  def filesPruned(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedFileSourceScanExec.FilesPruned)
-  def filesBeforePruning(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedFileSourceScanExec.FilesBefore)
+  def filesPruned(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedScan.FilesPruned)
+  def filesBeforePruning(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedScan.FilesBefore)
   /** After a plan ran: the rows its file scans output (their "number of output rows" metric), summed. */
   def rowsScanned(plan: SparkPlan): Long = scanMetric(plan, "numOutputRows")
 
   /** Row groups of files with zones, before and after hsbloom (None when no scan pruned a row group). */
   def rowGroupsBeforePruning(plan: SparkPlan): Option[Long] =
-    hsbloomMetric(plan, PrunedFileSourceScanExec.RowGroupsBefore)
-  def rowGroupsPruned(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedFileSourceScanExec.RowGroupsPruned)
+    hsbloomMetric(plan, PrunedScan.RowGroupsBefore)
+  def rowGroupsPruned(plan: SparkPlan): Option[Long] = hsbloomMetric(plan, PrunedScan.RowGroupsPruned)
 
   private def hsbloomMetric(plan: SparkPlan, name: String): Option[Long] = {
     val found = collect(plan) { case s: FileSourceScanExec => s.metrics.get(name).map(_.value) }.flatten

@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPl
 
 import hsbloom.conf.HsbloomConf
 import hsbloom.rules.GuardedRule
-import hsbloom.shim.PrunedFileSourceScanExec
+import hsbloom.shim.{PrunedFileSourceScanExec, PrunedScan}
 
 /**
  * Shows on each scan hsbloom pruned how many files it pruned: replaces the
@@ -28,7 +28,7 @@ class ScanMetricsRule(session: SparkSession) extends GuardedRule[SparkPlan] {
   override protected def failing: String = "scan metrics rule"
 
   override protected def rewritePlan(plan: SparkPlan): SparkPlan = plan.transformUp {
-    case scan: FileSourceScanExec if !scan.isInstanceOf[PrunedFileSourceScanExec] =>
+    case scan: FileSourceScanExec if !scan.isInstanceOf[PrunedScan] =>
       scan.relation.location match {
         case wrapper: PruningFileIndex =>
           unchangedOnFailure[SparkPlan](scan, s"no pruning metrics for a scan of ${wrapper.rootPaths.mkString(", ")}") {

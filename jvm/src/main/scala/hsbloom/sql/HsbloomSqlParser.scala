@@ -1,37 +1,22 @@
 package hsbloom.sql
 
-import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
-import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParseException, ParserInterface}
+import org.apache.spark.sql.catalyst.parser.{ParseException, ParserInterface}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.types.{DataType, StructType}
+
+import hsbloom.shim.DelegatingParser
 
 /**
  * The session's SQL parser with hsbloom's statements added (docs/sql.md): a statement that starts with one of
  * hsbloom's claims (`Statement`) is parsed by `Grammar` into its command, and must then be well formed (a
  * `ParseException` naming what was expected and the statement's form otherwise); every other statement, and
  * every other kind of text, goes to the parser it wraps, unchanged. The extension injects it, so it wraps
- * Spark's parser, or an extension's injected before it (Delta's, when Delta is listed first).
+ * Spark's parser, or an extension's injected before it (Delta's, when Delta is listed first). What it hands on,
+ * and how, is the shim's `DelegatingParser` (Spark's parser interface differs between lines).
  */
-class HsbloomSqlParser(delegate: ParserInterface) extends ParserInterface {
+class HsbloomSqlParser(wrapped: ParserInterface) extends DelegatingParser(wrapped) {
 
-  override def parsePlan(sqlText: String): LogicalPlan =
-    hsbloomStatement(sqlText, delegate.parsePlan).getOrElse(delegate.parsePlan(sqlText))
-
-  /** What `spark.sql` calls, with or without arguments; the arguments reach the query of EXPLAIN BLOOMFILTER. */
-  override def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
-    hsbloomStatement(sqlText, delegate.parsePlanWithParameters(_, context))
-      .getOrElse(delegate.parsePlanWithParameters(sqlText, context))
-
-  override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
-  override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
-  override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier =
-    delegate.parseFunctionIdentifier(sqlText)
-  override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
-  override def parseQuery(sqlText: String): LogicalPlan = delegate.parseQuery(sqlText)
-  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
-  override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
-  override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
+  override protected def ownStatement(sqlText: String, parse: String => LogicalPlan): Option[LogicalPlan] =
+    hsbloomStatement(sqlText, parse)
 
   /**
    * hsbloom's command for `sqlText`, or None when the statement is not hsbloom's. `parse` is the wrapped

@@ -3,6 +3,8 @@ package hsbloom.sql
 import org.apache.spark.sql.catalyst.parser.ParseException
 import org.apache.spark.sql.catalyst.trees.Origin
 
+import hsbloom.shim.ParseErrors
+
 /**
  * A malformed hsbloom statement as Spark reports a malformed statement: a `ParseException` of class
  * PARSE_SYNTAX_ERROR, with the line and position and the statement marked under "== SQL ==", so that SQL
@@ -23,10 +25,7 @@ private[sql] object SyntaxError {
     val near = token.findPrefixOf(sql.substring(start)).map(t => s"'${t.take(40)}'").getOrElse("end of input")
     val lineStart = sql.lastIndexOf('\n', start - 1) + 1
     val line = sql.substring(0, start).count(_ == '\n') + 1
-    new ParseException(
-      command = Some(sql),
-      start = Origin(line = Some(line), startPosition = Some(start - lineStart)),
-      errorClass = "PARSE_SYNTAX_ERROR",
-      messageParameters = Map("error" -> near, "hint" -> s": $expected. The form is: $form"))
+    ParseErrors(sql, Origin(line = Some(line), startPosition = Some(start - lineStart)), "PARSE_SYNTAX_ERROR",
+      Map("error" -> near, "hint" -> s": $expected. The form is: $form"))
   }
 }

@@ -5,7 +5,7 @@ import org.apache.spark.sql.functions.{col, lit, when}
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.HsbloomException
-import hsbloom.testing.{Indexes, Queries, SharedSession}
+import hsbloom.testing.{Indexes, Queries, SharedSession, NeedsDelta}
 
 /**
  * An index over a Delta table is used only for scans that read the values it hashed (the read facts of
@@ -56,7 +56,7 @@ class DeltaReadFactsSuite extends AnyFunSuite with SharedSession with Indexes wi
     "drop and re-add a" -> Seq("ALTER TABLE {t} DROP COLUMN a", "ALTER TABLE {t} ADD COLUMNS (a BIGINT)"))
 
   changes.foreach { case (change, statements) =>
-    test(s"Delta column mapping: $change") {
+    test(s"Delta column mapping: $change", NeedsDelta) {
       val path = deltaTable()
       def read(): DataFrame = spark.read.format("delta").load(path)
       create(read(), "cm", Seq("a"))
@@ -77,7 +77,7 @@ class DeltaReadFactsSuite extends AnyFunSuite with SharedSession with Indexes wi
     }
   }
 
-  test("Delta type widening") {
+  test("Delta type widening", NeedsDelta) {
     val path = deltaTable(", 'delta.enableTypeWidening' = 'true'")
     def read(): DataFrame = spark.read.format("delta").load(path)
     create(read(), "widened", Seq("i"))

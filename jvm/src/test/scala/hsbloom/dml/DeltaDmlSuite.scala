@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.{IntegerType, LongType, StructType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.BFIndexConfig
-import hsbloom.testing.{Indexes, Queries, SharedSession}
+import hsbloom.testing.{Indexes, Queries, SharedSession, NeedsDelta}
 
 /**
  * Delta DELETE, UPDATE and MERGE with hsbloom on read fewer target files and change the table exactly as off
@@ -84,7 +84,8 @@ class DeltaDmlSuite extends AnyFunSuite with SharedSession with Indexes with Que
     "WHEN NOT MATCHED THEN INSERT (id, k, s, part, v) VALUES (s.id, s.k, 'new', 0, s.v)"
 
   for ((dv, partitioned) <- Seq((true, false), (false, true))) {
-    test(s"DELETE, UPDATE and MERGE change the table as without hsbloom (deletion vectors $dv, partitioned $partitioned)") {
+    test(s"DELETE, UPDATE and MERGE change the table as without hsbloom (deletion vectors $dv, partitioned $partitioned)",
+      NeedsDelta) {
       val pair = new Pair(s"dml_${if (dv) 1 else 0}${if (partitioned) 1 else 0}", dv, partitioned)
       assertPruned(pair.run("DELETE FROM {t} WHERE id IN (37, 74, 72)")) // two present, one absent
       assertPruned(pair.run("UPDATE {t} SET v = v + 1 WHERE id = 111 OR id <=> 148 OR id = 210"))
@@ -97,7 +98,7 @@ class DeltaDmlSuite extends AnyFunSuite with SharedSession with Indexes with Que
     }
   }
 
-  test("MERGE: key types, nulls and clauses") {
+  test("MERGE: key types, nulls and clauses", NeedsDelta) {
     val pair = new Pair("dml_merge", dv = true, partitioned = false)
     // An int source key against the bigint target column (Spark casts the source side); with <=>, the null source
     // key matches the target's null ids.
@@ -120,7 +121,8 @@ class DeltaDmlSuite extends AnyFunSuite with SharedSession with Indexes with Que
     pair.assertSame()
   }
 
-  test("MERGE pruning is skipped where it would not pay or be safe; a nondeterministic query reads its scan whole") {
+  test("MERGE pruning is skipped where it would not pay or be safe; a nondeterministic query reads its scan whole",
+    NeedsDelta) {
     val pair = new Pair("dml_skips", dv = false, partitioned = false)
     // More keys than worth waiting for (a key is in 1 of 16 files): the cost model skips, with its reason.
     sourceView("src", (1 until 40).map(n => Row(37L * n % Rows, 0, n)))
@@ -143,7 +145,7 @@ class DeltaDmlSuite extends AnyFunSuite with SharedSession with Indexes with Que
     }
   }
 
-  test("appended and rewritten files are read until an incremental refresh indexes them") {
+  test("appended and rewritten files are read until an incremental refresh indexes them", NeedsDelta) {
     val pair = new Pair("dml_stale", dv = false, partitioned = false)
     val appended = spark.createDataFrame(Seq(Row(7000L, 1, "a", 0L, 0), Row(7001L, 2, "a", 0L, 0)).asJava,
       new StructType().add("id", LongType).add("k", IntegerType).add("s", "string").add("part", LongType).add("v", IntegerType))

@@ -7,7 +7,7 @@ import scala.collection.mutable
 import org.apache.spark.sql.DataFrame
 import org.scalatest.funsuite.AnyFunSuite
 
-import hsbloom.testing.{Refreshes, SharedSession}
+import hsbloom.testing.{Refreshes, SharedSession, NeedsDelta}
 
 /**
  * refresh of indexes over Delta tables: the changes come from the table's log (the add and remove actions of the
@@ -21,7 +21,7 @@ class DeltaRefreshSuite extends AnyFunSuite with SharedSession with Refreshes {
   private def version(table: String): Long =
     new File(table, "_delta_log").listFiles.map(_.getName).filter(_.matches("\\d+\\.json")).map(_.stripSuffix(".json").toLong).max
 
-  test("each mode through Delta's append, DELETE, UPDATE, MERGE, OPTIMIZE and overwrite") {
+  test("each mode through Delta's append, DELETE, UPDATE, MERGE, OPTIMIZE and overwrite", NeedsDelta) {
     val table = dir("delta")
     keyed(0, 6).write.format("delta").option("delta.enableDeletionVectors", "true").save(table)
     def latest(): DataFrame = spark.read.format("delta").load(table)
@@ -99,7 +99,7 @@ class DeltaRefreshSuite extends AnyFunSuite with SharedSession with Refreshes {
     assert(!hs.refreshIndex("lake", "incremental").refreshed)
   }
 
-  test("a Delta table whose log was cleaned up is refreshed by comparing listings") {
+  test("a Delta table whose log was cleaned up is refreshed by comparing listings", NeedsDelta) {
     val table = dir("expired")
     keyed(0, 3).write.format("delta").option("delta.checkpointInterval", "1").save(table)
     create(spark.read.format("delta").load(table), "expired", Seq("key"))
@@ -111,7 +111,7 @@ class DeltaRefreshSuite extends AnyFunSuite with SharedSession with Refreshes {
     sameAnswers(spark.read.format("delta").load(table), predicatesFor(Seq(0, 120, 500, 620)))
   }
 
-  test("a Delta table re-created at an older version is compared by listing") {
+  test("a Delta table re-created at an older version is compared by listing", NeedsDelta) {
     val table = dir("recreated")
     keyed(0, 2).write.format("delta").save(table)
     keyed(100, 1).write.format("delta").mode("append").save(table)

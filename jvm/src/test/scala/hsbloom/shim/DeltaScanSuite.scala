@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.functions.{col, expr}
 import org.scalatest.funsuite.AnyFunSuite
 
-import hsbloom.testing.{Indexes, Queries, SharedSession}
+import hsbloom.testing.{Indexes, Queries, SharedSession, NeedsDelta}
 
 /**
  * Delta's classes as the shim recognizes them on a real table (`Delta`: by name, read by reflection), and the
@@ -22,7 +22,7 @@ class DeltaScanSuite extends AnyFunSuite with SharedSession with Indexes with Qu
   private def relation(df: DataFrame): HadoopFsRelation =
     df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs }.getOrElse(fail("no file scan"))
 
-  test("the shim reads a Delta scan's snapshot version, root and column mapping; Parquet is not Delta") {
+  test("the shim reads a Delta scan's snapshot version, root and column mapping; Parquet is not Delta", NeedsDelta) {
     val table = dir("mapped")
     spark.sql(s"CREATE TABLE delta.`$table` (id BIGINT, a BIGINT) USING delta " +
       "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')")
@@ -53,7 +53,7 @@ class DeltaScanSuite extends AnyFunSuite with SharedSession with Indexes with Qu
     assert(Delta.isPinnedIndex(scan.relation.location) && Delta.isDelta(scan.relation))
   }
 
-  test("a table with deletion vectors is pruned at every version, after a DELETE and a RESTORE") {
+  test("a table with deletion vectors is pruned at every version, after a DELETE and a RESTORE", NeedsDelta) {
     val table = dir("delta")
     // Keys scattered over the files (a permutation of 0..3000), so Delta's min/max skipping cannot prune alone.
     spark.range(0, 3000, 1, 6).select(expr("pmod(id * 7919, 3001)").as("key"), (col("id") % 10).as("v"), col("id"))

@@ -15,8 +15,8 @@ import hsbloom.log.LogSteps
 
 /**
  * The one local SparkSession of the Scala tests' JVM (sbt forks one for every suite): local[2], hsbloom's
- * extension and Delta's (its catalog as the session catalog, as `hsbloom.configure(builder, delta=True)` sets them
- * in Python), small shuffles and Delta snapshots, no UI. It starts at the first suite that asks for it and stops
+ * extension and, on a Spark line Delta serves (`withDelta`), Delta's (its catalog as the session catalog, as
+ * `hsbloom.configure(builder, delta=True)` sets them in Python), small shuffles and Delta snapshots, no UI. It starts at the first suite that asks for it and stops
  * when the JVM exits, so a suite pays no session start; its temporary directory goes with it.
  */
 object SharedSession {
@@ -26,17 +26,25 @@ object SharedSession {
     dir
   }
 
+  /**
+   * Whether Delta is on the test classpath: the build sets HSBLOOM_TEST_DELTA for a Spark line that a delta-spark
+   * release serves (../hsbloom/spark_lines.tsv); a run without the variable is the primary line's, which has Delta.
+   */
+  val withDelta: Boolean = sys.env.getOrElse("HSBLOOM_TEST_DELTA", "true").toBoolean
+
   /** The session's settings, also what suites that need other ones (`isolated`) start from. */
   val settings: Map[String, String] = Map(
     "spark.ui.enabled" -> "false",
     "spark.ui.showConsoleProgress" -> "false",
     "spark.sql.shuffle.partitions" -> "4",
     "spark.default.parallelism" -> "4",
-    "spark.databricks.delta.snapshotPartitions" -> "2",
-    "spark.sql.extensions" -> s"${classOf[HsbloomExtension].getName},io.delta.sql.DeltaSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog" -> "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     // HyperspaceSuite's file system that refuses a user some index logs (scheme denied://).
-    "spark.hadoop.fs.denied.impl" -> "hsbloom.DeniedLocalFileSystem")
+    "spark.hadoop.fs.denied.impl" -> "hsbloom.DeniedLocalFileSystem") ++ (
+    if (withDelta) Map(
+      "spark.databricks.delta.snapshotPartitions" -> "2",
+      "spark.sql.extensions" -> s"${classOf[HsbloomExtension].getName},io.delta.sql.DeltaSparkSessionExtension",
+      "spark.sql.catalog.spark_catalog" -> "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+    else Map("spark.sql.extensions" -> classOf[HsbloomExtension].getName))
 
   lazy val spark: SparkSession = {
     val builder = SparkSession.builder().master("local[2]").appName("hsbloom-scala-tests")

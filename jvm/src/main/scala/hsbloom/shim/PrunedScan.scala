@@ -1,14 +1,9 @@
 package hsbloom.shim
 
 import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.catalyst.{InternalRow, TableIdentifier}
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
-import org.apache.spark.sql.connector.read.streaming.SparkDataStream
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.{FileSourceScanExec, SQLExecution}
-import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
-import org.apache.spark.sql.types.StructType
-import org.apache.spark.util.collection.BitSet
 
 /**
  * Spark's file scan with two more driver-side SQL metrics when hsbloom pruned
@@ -30,21 +25,13 @@ import org.apache.spark.util.collection.BitSet
  * `FileSourceScanExec` see no difference. A rule that rebuilds the scan with
  * `copy` gets a plain scan back, which only loses the two metrics.
  * `ScanMetricsRule` installs it (docs/pruning.md, "Observability").
+ *
+ * The node is `PrunedFileSourceScanExec`, whose constructor is Spark's scan's own (Spark's `TreeNode.makeCopy`
+ * rebuilds a node from its arguments, in order), and those differ between Spark lines: it is declared in the
+ * shim's version folders (src/main/spark-X.Y...), and all it does is here.
  */
-class PrunedFileSourceScanExec(
-    relation: HadoopFsRelation,
-    stream: Option[SparkDataStream],
-    output: Seq[Attribute],
-    requiredSchema: StructType,
-    partitionFilters: Seq[Expression],
-    optionalBucketSet: Option[BitSet],
-    optionalNumCoalescedBuckets: Option[Int],
-    dataFilters: Seq[Expression],
-    tableIdentifier: Option[TableIdentifier],
-    disableBucketedScan: Boolean)
-  extends FileSourceScanExec(relation, stream, output, requiredSchema, partitionFilters, optionalBucketSet,
-    optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan) {
-  import PrunedFileSourceScanExec._
+trait PrunedScan extends FileSourceScanExec {
+  import PrunedScan._
 
   /** What the latest listing of this scan's files pruned (None on executors, where the relation is not kept). */
   private def report: Option[PrunedListing.Pruned] = Option(relation).map(_.location).collect {
@@ -74,7 +61,7 @@ class PrunedFileSourceScanExec(
    * This node's own listing fills and sends its metrics, as Spark's does.
    */
   override lazy val inputRDD: RDD[InternalRow] = {
-    val s: FileSourceScanExec = this // the inherited fields, not this class's constructor parameters
+    val s: FileSourceScanExec = this
     // Run-time keys (a join's broadcast, run by now: `waitForSubqueries`) go to the listing before it lists.
     for ((name, values) <- BroadcastKeys.values(s.dataFilters); listing <- Option(s.relation).map(_.location)) {
       listing match {
@@ -82,8 +69,7 @@ class PrunedFileSourceScanExec(
         case _ =>
       }
     }
-    val plain = new FileSourceScanExec(s.relation, s.stream, s.output, s.requiredSchema, s.partitionFilters,
-      s.optionalBucketSet, s.optionalNumCoalescedBuckets, s.dataFilters, s.tableIdentifier, s.disableBucketedScan)
+    val plain = s.copy() // the case class's copy: a plain scan of the same arguments, whatever they are on this Spark
     val whole = plain.inputRDD
     // Any failure here reads the files whole, as Spark would.
     val restricted = try ZonedScan.restrict(whole, s.relation)._1 catch {
@@ -112,25 +98,17 @@ class PrunedFileSourceScanExec(
   }
 
   // Not equal to a plain scan of the same arguments (both ways), so plan transforms keep this node.
-  override def canEqual(other: Any): Boolean = other.isInstanceOf[PrunedFileSourceScanExec]
+  override def canEqual(other: Any): Boolean = other.isInstanceOf[PrunedScan]
   override def equals(other: Any): Boolean = other match {
-    case o: PrunedFileSourceScanExec => super.equals(o)
+    case o: PrunedScan => super.equals(o)
     case _ => false
   }
   override def hashCode(): Int = super.hashCode()
 }
 
-object PrunedFileSourceScanExec {
+object PrunedScan {
   val FilesBefore = "hsbloomFilesBefore"
   val FilesPruned = "hsbloomFilesPruned"
   val RowGroupsBefore = "hsbloomRowGroupsBefore"
   val RowGroupsPruned = "hsbloomRowGroupsPruned"
-
-  /** `scan` as this node, reading `location` (a wrapper equal to the scan's own). */
-  def apply(scan: FileSourceScanExec, location: PrunedListing): PrunedFileSourceScanExec = {
-    val relation = scan.relation.copy(location = location)(scan.relation.sparkSession)
-    new PrunedFileSourceScanExec(relation, scan.getStream, scan.output, scan.requiredSchema, scan.partitionFilters,
-      scan.optionalBucketSet, scan.optionalNumCoalescedBuckets, scan.dataFilters, scan.tableIdentifier,
-      scan.disableBucketedScan)
-  }
 }
