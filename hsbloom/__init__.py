@@ -8,7 +8,7 @@ then turn acceleration on with `hsbloom.enable(spark)`. On Spark Connect, the se
 
 from hsbloom.config import BFIndexConfig
 from hsbloom.connect import ConnectServer, connect_server_command, start_connect_server
-from hsbloom.errors import HsbloomJarError, HsbloomSessionError
+from hsbloom.errors import HsbloomJarError, HsbloomSessionError, UnsupportedSparkError
 from hsbloom.hyperspace import Hyperspace
 from hsbloom.launch import spark_sql_command
 from hsbloom.results import IndexInfo, RefreshResult, VerifyResult
@@ -23,6 +23,7 @@ __all__ = [
     "Hyperspace",
     "IndexInfo",
     "RefreshResult",
+    "UnsupportedSparkError",
     "VerifyResult",
     "__version__",
     "configure",

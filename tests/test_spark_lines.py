@@ -43,6 +43,17 @@ def test_a_spark_of_no_line_is_refused_naming_the_supported_ones():
         assert isinstance(refused.value, HsbloomJarError)  # what configure's callers already catch
 
 
+def test_configure_and_the_launch_commands_refuse_an_unsupported_pyspark(monkeypatch):
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(pyspark, "__version__", "3.4.1")
+    for call in (lambda: hsbloom.configure(SparkSession.builder), hsbloom.connect_server_command,
+                 hsbloom.spark_sql_command):
+        with pytest.raises(hsbloom.UnsupportedSparkError, match=r"does not support Spark 3\.4\.1 .*it supports Spark 4\.2"):
+            call()
+
+
 def test_the_running_pyspark_is_the_primary_line_and_its_jar_is_the_default():
     assert spark_lines.running_line() == LINES[0]
     assert spark_lines.running_spark_release() == LINES[0].tested[0]
