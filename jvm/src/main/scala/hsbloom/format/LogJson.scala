@@ -198,7 +198,7 @@ object LogJson {
           c.optional("ndv_scope").map { n =>
             if (n.isTextual && n.asText == NdvScope.Column) true
             else if (n.isTextual && n.asText == NdvScope.Files) false
-            else Fields.bad(s"summary.columns.$name.ndv_scope", n, s"\"${NdvScope.Column}\" or \"${NdvScope.Files}\"")
+            else Fields.bad(s"summary.columns.$name.ndv_scope", n, "\"" + NdvScope.Column + "\" or \"" + NdvScope.Files + "\"")
           })
       }
     }.getOrElse(Nil)

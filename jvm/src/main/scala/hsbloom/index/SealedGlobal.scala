@@ -102,7 +102,7 @@ object SealedGlobal {
   }
 
   private def firstLine(e: Throwable): String =
-    Option(e.getMessage).flatMap(_.linesIterator.nextOption()).getOrElse(e.getClass.getSimpleName)
+    Option(e.getMessage).flatMap(_.linesIterator.toList.headOption).getOrElse(e.getClass.getSimpleName)
 
   /** The filter and counts of `column` in the sealed global table of `dataPath`; Left why not. */
   private def readOne(dataPath: String, column: String, conf: Configuration): Either[String, Loaded] = {

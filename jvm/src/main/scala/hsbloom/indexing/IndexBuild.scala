@@ -130,10 +130,10 @@ object IndexBuild {
     // crypto factory and KMS settings may be given only there).
     val readOptions = scanned.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs.options }
       .getOrElse(Map.empty[String, String])
-    val hadoopConf = Option.when(request.zones)(
+    val hadoopConf = if (!request.zones) None else Some(
       sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConfWithOptions(readOptions))))
     // Without a global filter the map tasks' distinct counters come to the driver (with one, to its reducers).
-    val sketches = Option.when(!request.globalFilter)(DistinctSketches.registered(sc, request.columns.size))
+    val sketches = if (request.globalFilter) None else Some(DistinctSketches.registered(sc, request.columns.size))
     val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(scanned, request.columns.map(c => resolveName(scanned, c)))
       .mapPartitions { chunks =>
         val zones = hadoopConf.map(conf => new ZoneTracker(settings, conf.value.value))
@@ -214,7 +214,7 @@ object IndexBuild {
       }
     val all = spark.createDataFrame(chunks, TableSchemas.GlobalTable)
     val sealedColumns = request.sealedColumns.toSeq
-    val sealedChunks = Option.when(sealedColumns.nonEmpty)(
+    val sealedChunks = if (sealedColumns.isEmpty) None else Some(
       all.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK))
     import org.apache.spark.sql.functions.col
     val plain = sealedChunks.fold(all)(_.where(!col("column").isin(sealedColumns: _*)))

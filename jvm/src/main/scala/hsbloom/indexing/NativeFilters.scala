@@ -66,7 +66,7 @@ object NativeFilters {
         groups.map(g => chunkOf(g, name).getOrElse(return Left("column missing from a row group")))
       }
       if (chunks.flatten.exists(_.isEncrypted)) return Left("encrypted columns")
-      val ranges = Option.when(zones)(
+      val ranges = if (!zones) None else Some(
         NativeZones.ranges(tail.footer, path, conf, file.size, groups).fold(why => return Left(why), identity))
       val columns = chunks.map { columnChunks =>
         val nulls = columnChunks.map { c =>
@@ -79,7 +79,7 @@ object NativeFilters {
         var everyGroupHasOne = true
         val columnZones = groups.indices.flatMap { i =>
           val native = nativeFilter(tail, columnChunks(i)).fold(why => return Left(why), identity)
-          val zone = Option.when(zones)(
+          val zone = if (!zones) None else Some(
             NativeZones.adopt(native, groups(i).getRowCount, nulls(i), sharedFpp).fold(why => return Left(why), identity))
           native match {
             case Some(f) => combined = Some(combined.fold(f)(SbbfUnion.add(_, f)))

@@ -38,8 +38,10 @@ object RowGroups {
       : Option[(Int, IndexedSeq[Group])] = try {
     ParquetTail.open(path, conf, fileSize).toOption.flatMap { tail =>
       try ofFooter(tail.footer, path, conf, blockStart, blockLength) finally tail.close()
-    }.orElse(Option.when(conf.getTrimmed(EncryptedColumns.CryptoFactory, "").nonEmpty)(
-      ofEncrypted(path, conf, blockStart, blockLength)).flatten)
+    }.orElse {
+      if (conf.getTrimmed(EncryptedColumns.CryptoFactory, "").isEmpty) None
+      else ofEncrypted(path, conf, blockStart, blockLength)
+    }
   } catch {
     case NonFatal(_) => None
   }

@@ -133,8 +133,8 @@ object RefreshData {
         val path = new Path(p)
         path.getFileSystem(spark.sessionState.newHadoopConf()).exists(path)
       }
-      Option.when(tables.nonEmpty)(spark.read.options(sealing.readOptions).schema(TableSchemas.FileTable)
-        .parquet(tables: _*))
+      if (tables.isEmpty) None
+      else Some(spark.read.options(sealing.readOptions).schema(TableSchemas.FileTable).parquet(tables: _*))
     }
     val kept = spark.createDataFrame(keptIds.map(id => Row(id)).asJava,
       new StructType().add("file_id", LongType, nullable = false))

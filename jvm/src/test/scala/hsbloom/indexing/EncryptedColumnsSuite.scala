@@ -51,8 +51,9 @@ class EncryptedColumnsSuite extends AnyFunSuite {
     val writer = ExampleParquetWriter.builder(path).withConf(conf).withType(schema)
       .withBloomFilterEnabled(true).withBloomFilterNDV("id", 100).withBloomFilterNDV("ssn", 100).build()
     val rows = new SimpleGroupFactory(schema)
-    try (0 until 100).foreach(i => writer.write(rows.newGroup().append("id", i.toLong).append("ssn", f"${i * 7919}%09d")))
-    finally writer.close()
+    try {
+      (0 until 100).foreach(i => writer.write(rows.newGroup().append("id", i.toLong).append("ssn", f"${i * 7919}%09d")))
+    } finally writer.close()
     SourceFile(0, path.toString, path.getFileSystem(conf).getFileStatus(path).getLen, 0L)
   }
 
