@@ -1,8 +1,9 @@
 package hsbloom.catalog
 
 import java.io.FileNotFoundException
-import java.util.concurrent.Callable
+import java.util.concurrent.{Callable, TimeUnit}
 
+import scala.annotation.nowarn
 import scala.util.control.NonFatal
 
 import com.google.common.cache.{Cache, CacheBuilder}
@@ -260,9 +261,15 @@ object IndexCatalog {
     if (dataCache == null) {
       dataMaxBytes = HsbloomConf.CacheMaxBytes.get(spark)
       dataCache = WeighedCache[DataKey, IndexData](dataMaxBytes, _.bytes)
-      val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
-      failures = CacheBuilder.newBuilder().expireAfterWrite(java.time.Duration.ofMillis(math.max(ttl, 1L)))
-        .build[DataKey, String]()
+      failures = failureCache(math.max(HsbloomConf.CatalogRefreshIntervalMs.get(spark), 1L))
     }
   }
+
+  /**
+   * Failed loads, each kept `ttlMs`. By the (long, TimeUnit) form of `expireAfterWrite`: Guava 14 (Spark 3.5's)
+   * has no `Duration` one, and Guava 33 deprecates this one.
+   */
+  @nowarn("cat=deprecation")
+  private def failureCache(ttlMs: Long): Cache[DataKey, String] =
+    CacheBuilder.newBuilder().expireAfterWrite(ttlMs, TimeUnit.MILLISECONDS).build[DataKey, String]()
 }
