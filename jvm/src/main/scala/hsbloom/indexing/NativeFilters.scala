@@ -13,6 +13,7 @@ import org.apache.spark.sql.types.DataType
 
 import hsbloom.format.SourceFile
 import hsbloom.sbbf.{Sbbf, SbbfFormatException, SbbfUnion}
+import hsbloom.shim.ParquetFooters
 
 /** A column's file (or zone) filter taken from the file's own filters, with the counts from its footer. */
 final case class AdoptedColumn(rows: Long, nulls: Long, ndv: Long, filter: Array[Byte])
@@ -122,12 +123,13 @@ object NativeFilters {
   /**
    * A column chunk's native filter (None when it has none, or one of another algorithm, hash or compression,
    * which parquet-java's reader does not hand out either), or why it cannot be used. One ranged read of header
-   * and bitset when the footer records their length (writers since parquet-java 1.14), else the header first.
+   * and bitset when the footer records their length (writers since parquet-java 1.14) and the Parquet Spark ships
+   * reads it (not 1.13, Spark 3.5's: `ParquetFooters`), else the header first.
    */
   private def nativeFilter(tail: ParquetTail, chunk: ColumnChunkMetaData): Either[String, Option[Sbbf]] = {
     val offset = chunk.getBloomFilterOffset
     if (offset < 0) return Right(None)
-    val recorded = chunk.getBloomFilterLength
+    val recorded = ParquetFooters.bloomFilterLength(chunk)
     val bytes = if (recorded > 0) tail.read(offset, recorded) else {
       val head = tail.read(offset, math.min(HeaderBytes.toLong, tail.size - offset).toInt)
       val in = new ByteArrayInputStream(head)
