@@ -12,7 +12,7 @@ private[format] final class Fields(node: JsonNode, where: String) {
   if (node == null || !node.isObject) Fields.bad(where, node, "a JSON object")
   private def at(name: String): String = if (where == "the entry") name else s"$where.$name"
 
-  def names: Seq[String] = node.fieldNames.asScala.toSeq
+  def names: Seq[String] = node.fieldNames.asScala.toList
   def optional(name: String): Option[JsonNode] = Option(node.get(name)).filterNot(_.isNull)
   def required(name: String): JsonNode = optional(name).getOrElse(Fields.bad(at(name), null, "present"))
 
@@ -24,7 +24,7 @@ private[format] final class Fields(node: JsonNode, where: String) {
 
   private def array(name: String): Seq[JsonNode] = optional(name).map { n =>
     if (!n.isArray) Fields.bad(at(name), n, "a JSON array")
-    n.elements.asScala.toSeq
+    n.elements.asScala.toList
   }.getOrElse(Nil)
 
   def texts(name: String): Seq[String] = array(name).map(Fields.text(_, s"an element of ${at(name)}"))

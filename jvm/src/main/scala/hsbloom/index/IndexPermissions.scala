@@ -139,7 +139,7 @@ object IndexPermissions {
         val qualified = fs.makeQualified(root)
         val status = statusOf(fs, qualified)
         val directoriesAbove = Iterator.iterate(qualified.getParent)(_.getParent).takeWhile(_ != null)
-          .map(p => above.getOrElseUpdate(p, (statusOf(fs, p), aclEntries(fs, p).getOrElse(Nil)))).toSeq
+          .map(p => above.getOrElseUpdate(p, (statusOf(fs, p), aclEntries(fs, p).getOrElse(Nil)))).toList
         Some(Root(status, aclEntries(fs, qualified), Reach.through(directoriesAbove, status.getGroup)))
       }
     } catch {
