@@ -1,7 +1,5 @@
 package hsbloom.format
 
-import scala.jdk.CollectionConverters._
-
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.ObjectNode
 

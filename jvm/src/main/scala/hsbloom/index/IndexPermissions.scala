@@ -4,7 +4,6 @@ import java.io.{FileNotFoundException, IOException}
 import java.nio.file.{Files, NoSuchFileException, Paths}
 import java.nio.file.attribute.{PosixFileAttributes, PosixFilePermissions}
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -14,6 +13,7 @@ import org.apache.hadoop.ipc.RemoteException
 import org.slf4j.LoggerFactory
 
 import hsbloom.conf.HsbloomConf
+import hsbloom.shim.CollectionConverters._
 
 /**
  * Gives an index directory its source's permission (`spark.hsbloom.index.permissions`, docs/security.md).

@@ -1,7 +1,6 @@
 package hsbloom.index
 
 import scala.collection.mutable
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -13,6 +12,7 @@ import org.apache.spark.sql.functions.col
 
 import hsbloom.format.{FileKey, Layout, TableSchemas}
 import hsbloom.sbbf.{Sbbf, SbbfFormatException}
+import hsbloom.shim.CollectionConverters._
 
 /**
  * The encrypted rows of a version (docs/design/encryption.md): per file and encrypted indexed column, the row

@@ -1,6 +1,5 @@
 package hsbloom.indexing
 
-import scala.jdk.CollectionConverters._
 import scala.reflect.ClassTag
 import scala.util.control.NonFatal
 
@@ -13,6 +12,7 @@ import org.apache.spark.util.SerializableConfiguration
 import hsbloom.conf.HsbloomConf
 import hsbloom.format.{SourceFile, TableSchemas}
 import hsbloom.index.{IndexTables, ZoneTable}
+import hsbloom.shim.CollectionConverters._
 import hsbloom.shim.{Delta, FileRelation}
 
 /**

@@ -1,6 +1,5 @@
 package hsbloom.indexing
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -13,6 +12,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import hsbloom.HsbloomException
 import hsbloom.conf.HsbloomConf
 import hsbloom.format.SourceFile
+import hsbloom.shim.CollectionConverters._
 import hsbloom.shim.FileRelation
 
 /**

@@ -1,7 +1,5 @@
 package hsbloom.indexing
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.fs.Path
 import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
@@ -13,6 +11,7 @@ import hsbloom.format.{FileKey, SourceFile, TableSchemas}
 import hsbloom.index.{IndexTables, SealedTable, ZoneTable}
 import hsbloom.indexing.BuildPartitioner.{NumBuckets, bucketPartition}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
+import hsbloom.shim.CollectionConverters._
 import hsbloom.shim.{ClassicDataset, FileRelation}
 
 /**

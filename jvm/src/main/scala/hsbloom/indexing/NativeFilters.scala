@@ -2,7 +2,6 @@ package hsbloom.indexing
 
 import java.io.ByteArrayInputStream
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -13,6 +12,7 @@ import org.apache.spark.sql.types.DataType
 
 import hsbloom.format.SourceFile
 import hsbloom.sbbf.{Sbbf, SbbfFormatException, SbbfUnion}
+import hsbloom.shim.CollectionConverters._
 import hsbloom.shim.ParquetFooters
 
 /** A column's file (or zone) filter taken from the file's own filters, with the counts from its footer. */

@@ -2,7 +2,6 @@ package hsbloom.indexing
 
 import java.io.ByteArrayInputStream
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -10,6 +9,8 @@ import org.apache.hadoop.fs.Path
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.format.converter.ParquetMetadataConverter
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ParquetMetadata}
+
+import hsbloom.shim.CollectionConverters._
 
 /**
  * The row groups of a Parquet file as Spark's reader sees them, for zones

@@ -2,8 +2,6 @@ package hsbloom.refresh
 
 import java.net.URI
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{broadcast, col, count, input_file_name, lit, sum}
@@ -12,6 +10,7 @@ import org.apache.spark.sql.types.{LongType, StructType}
 import hsbloom.format.{FileKey, TableSchemas}
 import hsbloom.index.IndexTables
 import hsbloom.sbbf.Sbbf
+import hsbloom.shim.CollectionConverters._
 
 /**
  * The work on data and tables behind a refresh (`RefreshIndex`, `IncrementalRefresh`):

@@ -1,8 +1,6 @@
 package hsbloom.dml
 
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.commons.io.FileUtils
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.functions.{col, concat, lit, when}
@@ -10,6 +8,7 @@ import org.apache.spark.sql.types.{IntegerType, LongType, StructType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.BFIndexConfig
+import hsbloom.shim.CollectionConverters._
 import hsbloom.testing.{Indexes, Queries, SharedSession}
 
 /**

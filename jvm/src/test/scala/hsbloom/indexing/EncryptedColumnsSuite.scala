@@ -3,8 +3,6 @@ package hsbloom.indexing
 import java.nio.file.Files
 import java.util.Base64
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.example.data.simple.SimpleGroupFactory
@@ -17,6 +15,7 @@ import org.apache.spark.sql.types.{DataType, LongType, StringType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.format.SourceFile
+import hsbloom.shim.CollectionConverters._
 
 /**
  * What the build sees of files written with Parquet modular encryption (parquet-java's
