@@ -75,7 +75,7 @@ object BFIndexConfig {
   @annotation.varargs
   def of(indexName: String, indexedColumns: String*): BFIndexConfig = BFIndexConfig(indexName, indexedColumns)
 
-  private val NameChars = "[A-Za-z0-9_.\\-]+".r
+  private val NameChars = java.util.regex.Pattern.compile("[A-Za-z0-9_.\\-]+")
 
   /** What every refusal of a name ends with: the names that are allowed. */
   private val NameRule = s"an index name is 1 to $MaxNameLength letters A-Z a-z, digits, '_', '-' and '.', not " +
@@ -100,8 +100,8 @@ object BFIndexConfig {
     val control = name.filter(isControl).distinct
     if (control.nonEmpty) bad(s"index_name $quoted contains control characters ${control.map(shown).mkString(", ")}")
     if (name.startsWith(".")) bad(s"index_name $quoted starts with '.', which would make its directory hidden")
-    if (!NameChars.matches(name)) {
-      val others = name.filterNot(c => NameChars.matches(c.toString)).distinct.sorted
+    if (!NameChars.matcher(name).matches()) {
+      val others = name.filterNot(c => NameChars.matcher(c.toString).matches()).distinct.sorted
       bad(s"index_name $quoted contains ${others.map(c => s"'$c'").mkString(", ")}")
     }
   }

@@ -18,9 +18,9 @@ import hsbloom.operations.{IndexContext, SystemPath}
 object IndexDescriptions {
   /** The latest entry; if it is unreadable (being written, or damaged), the latest stable one; and the problems met. */
   private def latest(ctx: IndexContext): (Option[LogEntry], Seq[String]) =
-    try (ctx.log.latest(), Nil) catch {
+    try { (ctx.log.latest(), Nil) } catch {
       case e: HsbloomException if e.condition == HsbloomException.CorruptLog =>
-        try (ctx.log.latestStable(), Seq(e.text)) catch {
+        try { (ctx.log.latestStable(), Seq(e.text)) } catch {
           case f: HsbloomException if f.condition == HsbloomException.CorruptLog => (None, Seq(e.text, f.text))
         }
     }

@@ -1,8 +1,9 @@
 package hsbloom.catalog
 
 import java.io.FileNotFoundException
-import java.util.concurrent.Callable
+import java.util.concurrent.TimeUnit
 
+import scala.annotation.nowarn
 import scala.util.control.NonFatal
 
 import com.google.common.cache.{Cache, CacheBuilder}
@@ -67,7 +68,7 @@ object IndexCatalog {
   private val reading = java.util.concurrent.ConcurrentHashMap.newKeySet[String]() // system paths read in the background
   private val generation = new java.util.concurrent.atomic.AtomicLong() // bumped by invalidate()
 
-  @volatile private var dataCache: Cache[DataKey, IndexData] = _
+  @volatile private var dataCache: WeighedCache[DataKey, IndexData] = _
   @volatile private var dataMaxBytes = 0L
   private val loadCount = new java.util.concurrent.atomic.AtomicLong()
   private val tooLarge = java.util.concurrent.ConcurrentHashMap.newKeySet[DataKey]() // warned about once
@@ -227,32 +228,28 @@ object IndexCatalog {
       throw new IllegalStateException(s"index ${index.entry.describe} failed to load recently: $reason")
     }
     try {
-      dataCache.get(dataKey, new Callable[IndexData] {
-        override def call(): IndexData = {
-          val started = System.nanoTime()
-          val blockBytes = HsbloomConf.CacheBlockBytes.get(spark)
-          val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, hadoopConf, blockBytes)
-          loadCount.incrementAndGet()
-          log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
-            f"${(System.nanoTime() - started) / 1e6}%.1f ms")
-          if (data.bytes > dataMaxBytes && tooLarge.add(dataKey)) {
-            log.warn(s"hsbloom: index ${index.entry.describe} takes ${data.bytes} bytes loaded (its encrypted " +
-              s"columns' filters count whole), more than ${HsbloomConf.CacheMaxBytes.key}=$dataMaxBytes: it is " +
-              "not kept, and every query loads it again; raise the setting")
-          }
-          if (data.corruptFilters > 0) {
-            log.warn(s"hsbloom: index ${index.entry.describe} has ${data.corruptFilters} corrupt filters; " +
-              "their files are always read")
-          }
-          data
+      dataCache.get(dataKey) {
+        val started = System.nanoTime()
+        val blockBytes = HsbloomConf.CacheBlockBytes.get(spark)
+        val data = IndexData.load(index.dataPaths, index.entry.droppedFileIds, hadoopConf, blockBytes)
+        loadCount.incrementAndGet()
+        log.info(f"hsbloom: loaded index ${index.entry.describe}: ${data.numFiles} files, ${data.bytes} bytes in " +
+          f"${(System.nanoTime() - started) / 1e6}%.1f ms")
+        if (data.bytes > dataMaxBytes && tooLarge.add(dataKey)) {
+          log.warn(s"hsbloom: index ${index.entry.describe} takes ${data.bytes} bytes loaded (its encrypted " +
+            s"columns' filters count whole), more than ${HsbloomConf.CacheMaxBytes.key}=$dataMaxBytes: it is " +
+            "not kept, and every query loads it again; raise the setting")
         }
-      })
+        if (data.corruptFilters > 0) {
+          log.warn(s"hsbloom: index ${index.entry.describe} has ${data.corruptFilters} corrupt filters; " +
+            "their files are always read")
+        }
+        data
+      }
     } catch {
       case NonFatal(e) =>
-        val cause = Option(e.getCause).filter(_ => e.isInstanceOf[java.util.concurrent.ExecutionException] ||
-          e.isInstanceOf[com.google.common.util.concurrent.UncheckedExecutionException]).getOrElse(e)
-        failures.put(dataKey, cause.toString)
-        throw cause
+        failures.put(dataKey, e.toString)
+        throw e
     }
   }
 
@@ -260,9 +257,15 @@ object IndexCatalog {
     if (dataCache == null) {
       dataMaxBytes = HsbloomConf.CacheMaxBytes.get(spark)
       dataCache = WeighedCache[DataKey, IndexData](dataMaxBytes, _.bytes)
-      val ttl = HsbloomConf.CatalogRefreshIntervalMs.get(spark)
-      failures = CacheBuilder.newBuilder().expireAfterWrite(java.time.Duration.ofMillis(math.max(ttl, 1L)))
-        .build[DataKey, String]()
+      failures = failureCache(math.max(HsbloomConf.CatalogRefreshIntervalMs.get(spark), 1L))
     }
   }
+
+  /**
+   * Failed loads, each kept `ttlMs`. By the (long, TimeUnit) form of `expireAfterWrite`: Guava 14 (Spark 3.5's)
+   * has no `Duration` one, and Guava 33 deprecates this one.
+   */
+  @nowarn("cat=deprecation")
+  private def failureCache(ttlMs: Long): Cache[DataKey, String] =
+    CacheBuilder.newBuilder().expireAfterWrite(ttlMs, TimeUnit.MILLISECONDS).build[DataKey, String]()
 }

@@ -1,7 +1,5 @@
 package hsbloom.format
 
-import scala.jdk.CollectionConverters._
-
 import com.fasterxml.jackson.databind.JsonNode
 
 /**
@@ -12,7 +10,7 @@ private[format] final class Fields(node: JsonNode, where: String) {
   if (node == null || !node.isObject) Fields.bad(where, node, "a JSON object")
   private def at(name: String): String = if (where == "the entry") name else s"$where.$name"
 
-  def names: Seq[String] = node.fieldNames.asScala.toSeq
+  def names: Seq[String] = Fields.listOf(node.fieldNames)
   def optional(name: String): Option[JsonNode] = Option(node.get(name)).filterNot(_.isNull)
   def required(name: String): JsonNode = optional(name).getOrElse(Fields.bad(at(name), null, "present"))
 
@@ -24,7 +22,7 @@ private[format] final class Fields(node: JsonNode, where: String) {
 
   private def array(name: String): Seq[JsonNode] = optional(name).map { n =>
     if (!n.isArray) Fields.bad(at(name), n, "a JSON array")
-    n.elements.asScala.toSeq
+    Fields.listOf(n.elements)
   }.getOrElse(Nil)
 
   def texts(name: String): Seq[String] = array(name).map(Fields.text(_, s"an element of ${at(name)}"))
@@ -37,6 +35,16 @@ private[format] final class Fields(node: JsonNode, where: String) {
 }
 
 private[format] object Fields {
+  /**
+   * A Java iterator's elements, in order. Read by hand: the stored format is below the shim, where the Scala
+   * version's collection converters are (`hsbloom.shim.CollectionConverters`).
+   */
+  private def listOf[A](elements: java.util.Iterator[A]): List[A] = {
+    val out = List.newBuilder[A]
+    while (elements.hasNext) out += elements.next()
+    out.result()
+  }
+
   def bad(what: String, node: JsonNode, must: String): Nothing =
     throw new IllegalArgumentException(s"$what must be $must, got ${LogJson.shown(node)}")
 

@@ -1,7 +1,5 @@
 package hsbloom.format
 
-import scala.jdk.CollectionConverters._
-
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.ObjectNode
 
@@ -198,7 +196,7 @@ object LogJson {
           c.optional("ndv_scope").map { n =>
             if (n.isTextual && n.asText == NdvScope.Column) true
             else if (n.isTextual && n.asText == NdvScope.Files) false
-            else Fields.bad(s"summary.columns.$name.ndv_scope", n, s"\"${NdvScope.Column}\" or \"${NdvScope.Files}\"")
+            else Fields.bad(s"summary.columns.$name.ndv_scope", n, "\"" + NdvScope.Column + "\" or \"" + NdvScope.Files + "\"")
           })
       }
     }.getOrElse(Nil)

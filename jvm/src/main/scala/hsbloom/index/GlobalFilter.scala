@@ -1,10 +1,7 @@
 package hsbloom.index
 
-import java.util.concurrent.Callable
-
 import scala.util.control.NonFatal
 
-import com.google.common.cache.Cache
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
@@ -40,9 +37,9 @@ object GlobalFilter {
     def mightContain(hash: Long): Boolean = Sbbf.mightContainHashInBitset(serialized, offset, numBytes, hash)
   }
 
-  @volatile private var cache: Cache[GlobalFilterRef, Loaded] = _
+  @volatile private var cache: WeighedCache[GlobalFilterRef, Loaded] = _
 
-  private def loaded: Cache[GlobalFilterRef, Loaded] = {
+  private def loaded: WeighedCache[GlobalFilterRef, Loaded] = {
     if (cache == null) synchronized {
       if (cache == null) {
         val max = Option(SparkEnv.get).map(env => HsbloomConf.JoinCacheMaxBytes.get(env.conf))
@@ -59,24 +56,17 @@ object GlobalFilter {
    * Throws when it cannot be read or is corrupt.
    */
   def load(ref: GlobalFilterRef): Loaded =
-    try {
-      loaded.get(ref, new Callable[Loaded] {
-        override def call(): Loaded = {
-          val started = System.nanoTime()
-          val (bytes, header) = ref.sealedCopy match {
-            case Some(plain) => // decrypted by the driver with the session's keys; the cache key has its settings
-              val bytes = plain.bytes.value
-              require(bytes.length.toLong == ref.filterBytes, s"the ${ref.describe} has ${bytes.length} bytes")
-              (bytes, Sbbf.parseHeader(bytes))
-            case None => combined(ref, hadoopConf())
-          }
-          log.info(f"hsbloom: loaded the ${ref.describe} in ${(System.nanoTime() - started) / 1e6}%.1f ms")
-          Loaded(bytes, header.headerLength, header.numBytes)
-        }
-      })
-    } catch {
-      case e @ (_: java.util.concurrent.ExecutionException |
-                _: com.google.common.util.concurrent.UncheckedExecutionException) if e.getCause != null => throw e.getCause
+    loaded.get(ref) {
+      val started = System.nanoTime()
+      val (bytes, header) = ref.sealedCopy match {
+        case Some(plain) => // decrypted by the driver with the session's keys; the cache key has its settings
+          val bytes = plain.bytes.value
+          require(bytes.length.toLong == ref.filterBytes, s"the ${ref.describe} has ${bytes.length} bytes")
+          (bytes, Sbbf.parseHeader(bytes))
+        case None => combined(ref, hadoopConf())
+      }
+      log.info(f"hsbloom: loaded the ${ref.describe} in ${(System.nanoTime() - started) / 1e6}%.1f ms")
+      Loaded(bytes, header.headerLength, header.numBytes)
     }
 
   /**

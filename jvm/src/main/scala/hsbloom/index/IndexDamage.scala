@@ -2,12 +2,11 @@ package hsbloom.index
 
 import java.util.concurrent.ConcurrentHashMap
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import hsbloom.format.FileKey
+import hsbloom.shim.CollectionConverters._
 
 
 /**

@@ -4,7 +4,6 @@ import java.io.{FileNotFoundException, IOException}
 import java.nio.file.{Files, NoSuchFileException, Paths}
 import java.nio.file.attribute.{PosixFileAttributes, PosixFilePermissions}
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -14,6 +13,7 @@ import org.apache.hadoop.ipc.RemoteException
 import org.slf4j.LoggerFactory
 
 import hsbloom.conf.HsbloomConf
+import hsbloom.shim.CollectionConverters._
 
 /**
  * Gives an index directory its source's permission (`spark.hsbloom.index.permissions`, docs/security.md).
@@ -139,7 +139,7 @@ object IndexPermissions {
         val qualified = fs.makeQualified(root)
         val status = statusOf(fs, qualified)
         val directoriesAbove = Iterator.iterate(qualified.getParent)(_.getParent).takeWhile(_ != null)
-          .map(p => above.getOrElseUpdate(p, (statusOf(fs, p), aclEntries(fs, p).getOrElse(Nil)))).toSeq
+          .map(p => above.getOrElseUpdate(p, (statusOf(fs, p), aclEntries(fs, p).getOrElse(Nil)))).toList
         Some(Root(status, aclEntries(fs, qualified), Reach.through(directoriesAbove, status.getGroup)))
       }
     } catch {

@@ -1,10 +1,7 @@
 package hsbloom.index
 
-import java.util.concurrent.Callable
-
 import scala.util.control.NonFatal
 
-import com.google.common.cache.Cache
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.hadoop.ParquetReader
@@ -102,7 +99,7 @@ object SealedGlobal {
   }
 
   private def firstLine(e: Throwable): String =
-    Option(e.getMessage).flatMap(_.linesIterator.nextOption()).getOrElse(e.getClass.getSimpleName)
+    Option(e.getMessage).flatMap(_.linesIterator.toList.headOption).getOrElse(e.getClass.getSimpleName)
 
   /** The filter and counts of `column` in the sealed global table of `dataPath`; Left why not. */
   private def readOne(dataPath: String, column: String, conf: Configuration): Either[String, Loaded] = {
@@ -154,9 +151,9 @@ object SealedGlobal {
 
   private final case class Key(dataPaths: Seq[String], column: String, crypto: String)
 
-  @volatile private var driverCache: Cache[Key, (Counts, Plain)] = _
+  @volatile private var driverCache: WeighedCache[Key, (Counts, Plain)] = _
 
-  private def cache(maxBytes: Long): Cache[Key, (Counts, Plain)] = {
+  private def cache(maxBytes: Long): WeighedCache[Key, (Counts, Plain)] = {
     if (driverCache == null) synchronized {
       if (driverCache == null) {
         driverCache = WeighedCache[Key, (Counts, Plain)](maxBytes, _._1.filterBytes)
@@ -173,11 +170,11 @@ object SealedGlobal {
   def forJoin(spark: SparkSession, dataPaths: Seq[String], column: String, maxBytes: Long): Either[String, (Counts, Plain)] = {
     val conf = spark.sessionState.newHadoopConf()
     val key = Key(dataPaths, column, SealedTable.cryptoSettings(conf))
-    Option(cache(maxBytes).getIfPresent(key)).map(Right(_)).getOrElse {
+    cache(maxBytes).getIfPresent(key).map(Right(_)).getOrElse {
       load(dataPaths, column, conf).map { l =>
         val b = spark.sparkContext.broadcast(l.serialized)
         val entry = (l.counts, Plain(key.crypto, b.id)(b))
-        cache(maxBytes).get(key, new Callable[(Counts, Plain)] { override def call(): (Counts, Plain) = entry })
+        cache(maxBytes).get(key)(entry)
       }
     }
   }

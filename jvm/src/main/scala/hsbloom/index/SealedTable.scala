@@ -1,7 +1,6 @@
 package hsbloom.index
 
 import scala.collection.mutable
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -13,6 +12,7 @@ import org.apache.spark.sql.functions.col
 
 import hsbloom.format.{FileKey, Layout, TableSchemas}
 import hsbloom.sbbf.{Sbbf, SbbfFormatException}
+import hsbloom.shim.CollectionConverters._
 
 /**
  * The encrypted rows of a version (docs/design/encryption.md): per file and encrypted indexed column, the row
@@ -77,7 +77,10 @@ object SealedTable {
     val digest = java.security.MessageDigest.getInstance("SHA-256")
     conf.iterator().asScala.map(e => e.getKey -> e.getValue)
       .filter { case (k, _) => k.startsWith("parquet.crypto.") || k.startsWith("parquet.encryption.") }
-      .toSeq.sorted.foreach { case (k, v) => digest.update(s"$k=$v\u0000".getBytes("UTF-8")) }
+      .toSeq.sorted.foreach { case (k, v) =>
+        digest.update(s"$k=$v".getBytes("UTF-8"))
+        digest.update(0.toByte) // each setting ends with a NUL
+      }
     java.util.HexFormat.of().formatHex(digest.digest())
   }
 
@@ -195,7 +198,7 @@ object SealedTable {
       } finally reader.close()
       Right(rows.toSeq)
     } catch {
-      case NonFatal(e) => Left(Option(e.getMessage).getOrElse(e.getClass.getSimpleName).linesIterator.nextOption()
+      case NonFatal(e) => Left(Option(e.getMessage).getOrElse(e.getClass.getSimpleName).linesIterator.toList.headOption
         .getOrElse(e.getClass.getSimpleName))
     }
   }

@@ -47,7 +47,7 @@ private[hsbloom] final class TableRows private (reader: ParquetFileReader, reque
   /** Moves to the next row; false after the last. */
   def next(): Boolean = {
     while (left == 0) {
-      if (pages != null) pages.close()
+      releasePages()
       pages = reader.readNextRowGroup()
       if (pages == null) return false
       left = pages.getRowCount
@@ -106,7 +106,16 @@ private[hsbloom] final class TableRows private (reader: ParquetFileReader, reque
     out.checksum(directorySeed)
   }
 
-  override def close(): Unit = try { if (pages != null) pages.close() } finally reader.close()
+  /**
+   * Frees the current row group's pages: since Parquet 1.14 a `PageReadStore` is closeable (it releases the
+   * buffers its pages were read into); in 1.13 (Spark 3.5's) it has no `close`.
+   */
+  private def releasePages(): Unit = pages match {
+    case closeable: AutoCloseable => closeable.close()
+    case _ =>
+  }
+
+  override def close(): Unit = try releasePages() finally reader.close()
 }
 
 private[hsbloom] object TableRows {

@@ -1,6 +1,5 @@
 package hsbloom.indexing
 
-import scala.jdk.CollectionConverters._
 import scala.reflect.ClassTag
 import scala.util.control.NonFatal
 
@@ -13,6 +12,7 @@ import org.apache.spark.util.SerializableConfiguration
 import hsbloom.conf.HsbloomConf
 import hsbloom.format.{SourceFile, TableSchemas}
 import hsbloom.index.{IndexTables, ZoneTable}
+import hsbloom.shim.CollectionConverters._
 import hsbloom.shim.{Delta, FileRelation}
 
 /**
@@ -36,11 +36,13 @@ object Adoption {
       fileRows: Seq[Row] = Nil, zoneRows: Seq[Row] = Nil) {
     /** The adopted files' stored file-table rows, one partition (one file of the table; None: no file adopted). */
     def fileTable(spark: SparkSession): Option[DataFrame] =
-      Option.when(fileRows.nonEmpty)(spark.createDataFrame(fileRows.asJava, TableSchemas.StoredFileTable).coalesce(1))
+      if (fileRows.isEmpty) None
+      else Some(spark.createDataFrame(fileRows.asJava, TableSchemas.StoredFileTable).coalesce(1))
 
     /** The adopted files' stored zone rows, one partition (None: no zone adopted). */
     def zoneTable(spark: SparkSession): Option[DataFrame] =
-      Option.when(zoneRows.nonEmpty)(spark.createDataFrame(zoneRows.asJava, TableSchemas.StoredZoneTable).coalesce(1))
+      if (zoneRows.isEmpty) None
+      else Some(spark.createDataFrame(zoneRows.asJava, TableSchemas.StoredZoneTable).coalesce(1))
   }
 
   object Outcome {

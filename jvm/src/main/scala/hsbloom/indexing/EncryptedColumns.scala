@@ -1,6 +1,5 @@
 package hsbloom.indexing
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -13,6 +12,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import hsbloom.HsbloomException
 import hsbloom.conf.HsbloomConf
 import hsbloom.format.SourceFile
+import hsbloom.shim.CollectionConverters._
 import hsbloom.shim.FileRelation
 
 /**
@@ -42,9 +42,8 @@ object EncryptedColumns {
   private[hsbloom] def readConf(df: DataFrame): Option[Configuration] = {
     val relation = df.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs }
       .getOrElse(throw new IllegalArgumentException("not a scan of files"))
-    Option.when(relation.fileFormat.isInstanceOf[ParquetFileFormat]) { // Delta's format is Parquet's too
-      df.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
-    }
+    if (!relation.fileFormat.isInstanceOf[ParquetFileFormat]) None // Delta's format is Parquet's too
+    else Some(df.sparkSession.sessionState.newHadoopConfWithOptions(relation.options))
   }
 
   /**
@@ -72,7 +71,9 @@ object EncryptedColumns {
     if (mode == HsbloomConf.EncryptionColumns) {
       return keysRefusal(df, indexed, files, conf)
     }
-    Adoption.inParts(df.sparkSession, files, conf)((part, c) => part.flatMap(refusal(_, indexed, c)).nextOption())
+    Adoption.inParts(df.sparkSession, files, conf)((part, c) => part.map(refusal(_, indexed, c)).collectFirst {
+      case Some(why) => why
+    })
       .flatten.headOption.toLeft(false)
   }
 

@@ -3,7 +3,6 @@ package hsbloom.indexing
 import java.io.ByteArrayInputStream
 import java.nio.charset.StandardCharsets
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.ObjectMapper
@@ -12,6 +11,8 @@ import org.apache.hadoop.fs.Path
 import org.apache.parquet.crypto.{AesCipher, DecryptionPropertiesFactory, InternalFileDecryptor}
 import org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory
 import org.apache.parquet.format.{FileMetaData, Util}
+
+import hsbloom.shim.CollectionConverters._
 
 /**
  * Which master keys protect a source's encrypted columns and footers: what index encryption would encrypt each

@@ -1,7 +1,5 @@
 package hsbloom.indexing
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.fs.Path
 import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
@@ -13,6 +11,7 @@ import hsbloom.format.{FileKey, SourceFile, TableSchemas}
 import hsbloom.index.{IndexTables, SealedTable, ZoneTable}
 import hsbloom.indexing.BuildPartitioner.{NumBuckets, bucketPartition}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
+import hsbloom.shim.CollectionConverters._
 import hsbloom.shim.{ClassicDataset, FileRelation}
 
 /**
@@ -130,10 +129,10 @@ object IndexBuild {
     // crypto factory and KMS settings may be given only there).
     val readOptions = scanned.queryExecution.analyzed.collectFirst { case FileRelation(_, fs, _, _) => fs.options }
       .getOrElse(Map.empty[String, String])
-    val hadoopConf = Option.when(request.zones)(
+    val hadoopConf = if (!request.zones) None else Some(
       sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConfWithOptions(readOptions))))
     // Without a global filter the map tasks' distinct counters come to the driver (with one, to its reducers).
-    val sketches = Option.when(!request.globalFilter)(DistinctSketches.registered(sc, request.columns.size))
+    val sketches = if (request.globalFilter) None else Some(DistinctSketches.registered(sc, request.columns.size))
     val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(scanned, request.columns.map(c => resolveName(scanned, c)))
       .mapPartitions { chunks =>
         val zones = hadoopConf.map(conf => new ZoneTracker(settings, conf.value.value))
@@ -214,7 +213,7 @@ object IndexBuild {
       }
     val all = spark.createDataFrame(chunks, TableSchemas.GlobalTable)
     val sealedColumns = request.sealedColumns.toSeq
-    val sealedChunks = Option.when(sealedColumns.nonEmpty)(
+    val sealedChunks = if (sealedColumns.isEmpty) None else Some(
       all.persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK))
     import org.apache.spark.sql.functions.col
     val plain = sealedChunks.fold(all)(_.where(!col("column").isin(sealedColumns: _*)))

@@ -2,7 +2,6 @@ package hsbloom.indexing
 
 import java.io.ByteArrayInputStream
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -13,6 +12,8 @@ import org.apache.spark.sql.types.DataType
 
 import hsbloom.format.SourceFile
 import hsbloom.sbbf.{Sbbf, SbbfFormatException, SbbfUnion}
+import hsbloom.shim.CollectionConverters._
+import hsbloom.shim.ParquetFooters
 
 /** A column's file (or zone) filter taken from the file's own filters, with the counts from its footer. */
 final case class AdoptedColumn(rows: Long, nulls: Long, ndv: Long, filter: Array[Byte])
@@ -66,7 +67,7 @@ object NativeFilters {
         groups.map(g => chunkOf(g, name).getOrElse(return Left("column missing from a row group")))
       }
       if (chunks.flatten.exists(_.isEncrypted)) return Left("encrypted columns")
-      val ranges = Option.when(zones)(
+      val ranges = if (!zones) None else Some(
         NativeZones.ranges(tail.footer, path, conf, file.size, groups).fold(why => return Left(why), identity))
       val columns = chunks.map { columnChunks =>
         val nulls = columnChunks.map { c =>
@@ -79,7 +80,7 @@ object NativeFilters {
         var everyGroupHasOne = true
         val columnZones = groups.indices.flatMap { i =>
           val native = nativeFilter(tail, columnChunks(i)).fold(why => return Left(why), identity)
-          val zone = Option.when(zones)(
+          val zone = if (!zones) None else Some(
             NativeZones.adopt(native, groups(i).getRowCount, nulls(i), sharedFpp).fold(why => return Left(why), identity))
           native match {
             case Some(f) => combined = Some(combined.fold(f)(SbbfUnion.add(_, f)))
@@ -122,12 +123,13 @@ object NativeFilters {
   /**
    * A column chunk's native filter (None when it has none, or one of another algorithm, hash or compression,
    * which parquet-java's reader does not hand out either), or why it cannot be used. One ranged read of header
-   * and bitset when the footer records their length (writers since parquet-java 1.14), else the header first.
+   * and bitset when the footer records their length (writers since parquet-java 1.14) and the Parquet Spark ships
+   * reads it (not 1.13, Spark 3.5's: `ParquetFooters`), else the header first.
    */
   private def nativeFilter(tail: ParquetTail, chunk: ColumnChunkMetaData): Either[String, Option[Sbbf]] = {
     val offset = chunk.getBloomFilterOffset
     if (offset < 0) return Right(None)
-    val recorded = chunk.getBloomFilterLength
+    val recorded = ParquetFooters.bloomFilterLength(chunk)
     val bytes = if (recorded > 0) tail.read(offset, recorded) else {
       val head = tail.read(offset, math.min(HeaderBytes.toLong, tail.size - offset).toInt)
       val in = new ByteArrayInputStream(head)

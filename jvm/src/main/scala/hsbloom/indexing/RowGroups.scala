@@ -2,7 +2,6 @@ package hsbloom.indexing
 
 import java.io.ByteArrayInputStream
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -10,6 +9,8 @@ import org.apache.hadoop.fs.Path
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.format.converter.ParquetMetadataConverter
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ParquetMetadata}
+
+import hsbloom.shim.CollectionConverters._
 
 /**
  * The row groups of a Parquet file as Spark's reader sees them, for zones
@@ -38,8 +39,10 @@ object RowGroups {
       : Option[(Int, IndexedSeq[Group])] = try {
     ParquetTail.open(path, conf, fileSize).toOption.flatMap { tail =>
       try ofFooter(tail.footer, path, conf, blockStart, blockLength) finally tail.close()
-    }.orElse(Option.when(conf.getTrimmed(EncryptedColumns.CryptoFactory, "").nonEmpty)(
-      ofEncrypted(path, conf, blockStart, blockLength)).flatten)
+    }.orElse {
+      if (conf.getTrimmed(EncryptedColumns.CryptoFactory, "").isEmpty) None
+      else ofEncrypted(path, conf, blockStart, blockLength)
+    }
   } catch {
     case NonFatal(_) => None
   }

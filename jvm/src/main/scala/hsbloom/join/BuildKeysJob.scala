@@ -41,7 +41,7 @@ object BuildKeysJob {
       val ms = (System.nanoTime() - started) / 1e6
       val dt = j.attribute.dataType
       val values = rows.map(_.get(0, dt))
-      val nonNull = values.filter(_ != null).toSet
+      val nonNull = values.filter(_ != null).toSet[Any]
       if (nonNull.size > j.maxKeys) {
         return Left(f"build side has more than ${j.maxKeys} keys ($ms%.0f ms); not pruned")
       }

@@ -96,8 +96,8 @@ class JoinFilterRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
     // `sealed_global/`, read with the session's keys (docs/design/encryption.md).
     val candidates = IndexCatalog.coveredColumns(session, column.fs, Seq(column.attribute)).flatMap { c =>
       c.index.entry.columnSummaries.get(c.indexColumn) match {
-        case Some(s) => Option.when(s.globalFilterBytes > 0)(c -> Some(s))
-        case None => Option.when(c.index.entry.globalFilter)(c -> None)
+        case Some(s) => if (s.globalFilterBytes > 0) Some(c -> Some(s)) else None
+        case None => if (c.index.entry.globalFilter) Some(c -> None) else None
       }
     }
     val (c, logged) = candidates.headOption.getOrElse(return None)

@@ -13,9 +13,13 @@ import hsbloom.format.State
  * data directory: `reached`).
  */
 object LogSteps {
-  /** Thrown at a step: it is not `NonFatal`, so no rollback runs on its way out, as after a kill. */
-  final class StepReached(step: String)
-    extends scala.util.control.ControlThrowable(s"hsbloom test: the writer stopped at step '$step'")
+  /**
+   * Thrown at a step: it is not `NonFatal`, so no rollback runs on its way out, as after a kill. Its message is a
+   * method, not a constructor argument: `ControlThrowable` is a trait in Scala 2.12 and a class in 2.13.
+   */
+  final class StepReached(step: String) extends scala.util.control.ControlThrowable {
+    override def getMessage: String = s"hsbloom test: the writer stopped at step '$step'"
+  }
 
   @volatile private var stop: Option[String] = None
   @volatile private var barrier: Option[CyclicBarrier] = None

@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{FileAlreadyExistsException => NioFileExists, FileSystemException, Files, Paths, StandardOpenOption}
 import java.util.UUID
 
+import scala.util.Try
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException, FileSystem, Path}
 import org.apache.hadoop.ipc.RemoteException
@@ -74,7 +76,7 @@ object LogStore {
 
   /** N for a log entry's file name `<N, 20 digits>.json` with N a Long, else None (not an entry). */
   def entryId(fileName: String): Option[Long] = fileName match {
-    case EntryName(n) => n.toLongOption
+    case EntryName(n) => Try(n.toLong).toOption
     case _ => None
   }
 

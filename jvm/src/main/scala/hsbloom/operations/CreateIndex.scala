@@ -17,7 +17,9 @@ object CreateIndex {
     val spark = df.sparkSession
     val ctx = IndexContext.open(spark, requested.indexName)
     val listing = s"hsbloom: listing and checking the source of index '${ctx.name}'"
-    val described = JobGroup.around(spark, JobGroup.id("create", ctx.name), listing, cancelOnFailure = false) {
+    // Typed: Scala 2.12 would read `source = ` below as an assignment to the `val source` that follows.
+    val described: Sources.Described = JobGroup.around(spark, JobGroup.id("create", ctx.name), listing,
+        cancelOnFailure = false) {
       val d = Sources.describe(df, requested.indexedColumns) // Delta runs jobs to list
       val footersHidden = refuseEncrypted(df, d.columns, d.files, s"create index '${ctx.name}'")
       if (footersHidden) d.copy(source = d.source.hidingSchema(d.columns)) else d

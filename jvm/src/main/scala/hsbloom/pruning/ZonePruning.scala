@@ -37,7 +37,7 @@ object ZonePruning {
         // Only the values the file's own filters may hold can be in one of its row groups.
         val forFile = PredicateTranslation.narrowedTo(predicate, column => relevant.filter(_.attribute.name == column)
           .flatMap(c => files.collectFirst { case (i, data, slot) if i == c.index && slot >= 0 => data.entry(slot, c.indexColumn) }
-            .flatten))
+            .flatten.toList))
         val columns = relevant.filter(_.index == index)
         val kept = fileZones.zones.filter { zone =>
           PredicateTranslation.mayMatch(forFile, column =>

@@ -238,7 +238,7 @@ object IncrementalRefresh {
     val numFiles = changes.kept.size + appended.size
     writeDirectory(ctx, base, changes, appended, source, None) { (version, description) =>
       val dataPath = ctx.dataPath(version).toString
-      val staging = Option.when(appended.nonEmpty)(s"$dataPath/$Staging")
+      val staging = if (appended.isEmpty) None else Some(s"$dataPath/$Staging")
       val built = staging.map(buildAppended(ctx, base, df, appended, _, description, numFiles, sealedBlocks))
       val stats = RefreshData.assemble(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging, dataPath,
         changes.kept.map(_.fileId), config.indexedColumns, config.globalFilter)

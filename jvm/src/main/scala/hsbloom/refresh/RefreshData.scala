@@ -2,16 +2,15 @@ package hsbloom.refresh
 
 import java.net.URI
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{DataFrame, Observation, Row, SparkSession}
-import org.apache.spark.sql.functions.{broadcast, coalesce, col, count, input_file_name, length, lit, sum, when}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.functions.{broadcast, col, count, input_file_name, lit, sum}
 import org.apache.spark.sql.types.{LongType, StructType}
 
 import hsbloom.format.{FileKey, TableSchemas}
 import hsbloom.index.IndexTables
 import hsbloom.sbbf.Sbbf
+import hsbloom.shim.CollectionConverters._
 
 /**
  * The work on data and tables behind a refresh (`RefreshIndex`, `IncrementalRefresh`):
@@ -101,9 +100,12 @@ object RefreshData {
    * Per column of `columns`, the sums over the rows of the files `ids` in the
    * file tables of `dataPaths`. Reads only small columns.
    */
-  def fileStatistics(spark: SparkSession, dataPaths: Seq[String], ids: Seq[Long], columns: Seq[String]): Map[String, FileSums] = {
-    val sums = IndexTables.readStoredFileTables(spark, dataPaths)
-      .where(col("file_id").isin(ids: _*))
+  def fileStatistics(spark: SparkSession, dataPaths: Seq[String], ids: Seq[Long], columns: Seq[String]): Map[String, FileSums] =
+    columnSums(IndexTables.readStoredFileTables(spark, dataPaths).where(col("file_id").isin(ids: _*)), columns)
+
+  /** Per column of `columns`, the sums over `stored`, rows of `TableSchemas.StoredFileTable` (its small columns only). */
+  private def columnSums(stored: DataFrame, columns: Seq[String]): Map[String, FileSums] = {
+    val sums = stored
       .groupBy("column", "bitset_bytes")
       .agg(sum("num_rows"), sum("num_nulls"), sum("ndv"), count(lit(1)))
       .collect()
@@ -133,8 +135,8 @@ object RefreshData {
         val path = new Path(p)
         path.getFileSystem(spark.sessionState.newHadoopConf()).exists(path)
       }
-      Option.when(tables.nonEmpty)(spark.read.options(sealing.readOptions).schema(TableSchemas.FileTable)
-        .parquet(tables: _*))
+      if (tables.isEmpty) None
+      else Some(spark.read.options(sealing.readOptions).schema(TableSchemas.FileTable).parquet(tables: _*))
     }
     val kept = spark.createDataFrame(keptIds.map(id => Row(id)).asJava,
       new StructType().add("file_id", LongType, nullable = false))
@@ -173,7 +175,9 @@ object RefreshData {
    * (None: no file was appended), and (with `withGlobal`) each global filter
    * as the OR of the filters of all those directories, chunk by chunk (all
    * built at one size, so their chunks line up). Returns per column of
-   * `columns` the sums over the new file table.
+   * `columns` the sums over the new file table, read back once it is written
+   * (its small columns only): Spark 3.5 never fulfils an `Observation` of
+   * this write, so the sums are not observed during it.
    */
   def assemble(spark: SparkSession, oldPaths: Seq[String], appendedPath: Option[String], newPath: String,
       keptIds: Seq[Long], columns: Seq[String], withGlobal: Boolean): Map[String, FileSums] = {
@@ -182,21 +186,9 @@ object RefreshData {
     // File ids are unique across a version's directories (docs/refresh.md), so the kept ids pick each row once.
     val carried = IndexTables.readFileTables(spark, oldPaths, Some(kept))
     val appended = appendedPath.map(p => IndexTables.readFileTables(spark, Seq(p)))
-    // The statistics are observed while the table is written: no second pass over it.
-    val observation = Observation("hsbloom refresh statistics")
-    val measures = Seq("num_rows" -> col("num_rows"), "num_nulls" -> col("num_nulls"), "ndv_sum" -> col("ndv"),
-      "file_filter_bytes" -> length(col("filter")).cast(LongType), "num_files" -> lit(1L))
-    val metrics = for ((c, i) <- columns.zipWithIndex; (name, value) <- measures)
-      yield coalesce(sum(when(col("column") === c, value)), lit(0L)).cast(LongType).as(s"${name}_$i")
-    val rows = appended.map(carried.unionByName(_)).getOrElse(carried).observe(observation, metrics.head, metrics.tail: _*)
-    IndexTables.writeFileTable(rows, newPath, "errorifexists")
-    val observed = observation.get
+    IndexTables.writeFileTable(appended.map(carried.unionByName(_)).getOrElse(carried), newPath, "errorifexists")
     if (withGlobal) writeMergedGlobal(spark, oldPaths ++ appendedPath, newPath)
-    columns.zipWithIndex.map { case (c, i) =>
-      def measure(name: String): Long = observed(s"${name}_$i").asInstanceOf[Long]
-      c -> FileSums(measure("num_rows"), measure("num_nulls"), measure("ndv_sum"), measure("file_filter_bytes"),
-        measure("num_files"))
-    }.toMap
+    columnSums(IndexTables.readStoredFileTables(spark, Seq(newPath)), columns)
   }
 
   /** A global filter chunk OR-ed over `parts` data directories. */

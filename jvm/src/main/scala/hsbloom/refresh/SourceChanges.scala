@@ -21,8 +21,10 @@ final case class SourceChanges(
   def isEmpty: Boolean = appended.isEmpty && deleted.isEmpty
 
   /** The changes as a quick refresh records them (None: nothing changed). */
-  def pending: Option[PendingChanges] = Option.when(!isEmpty)(PendingChanges(System.currentTimeMillis(),
-    current.deltaVersion, appended.sortBy(_.path), deleted.map(_.fileId).sorted))
+  def pending: Option[PendingChanges] =
+    if (isEmpty) None
+    else Some(PendingChanges(System.currentTimeMillis(), current.deltaVersion, appended.sortBy(_.path),
+      deleted.map(_.fileId).sorted))
 }
 
 /**

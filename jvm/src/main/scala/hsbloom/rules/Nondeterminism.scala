@@ -28,7 +28,7 @@ object Nondeterminism {
   def of(node: QueryPlan[_]): Option[String] = node match {
     case s: Sample => Some(s"sample(${s.lowerBound}, ${s.upperBound}, seed ${s.seed})")
     case s: SampleExec => Some(s"sample(${s.lowerBound}, ${s.upperBound}, seed ${s.seed})")
-    case _ => node.expressions.iterator.flatMap(_.find(drawsPerRow)).map(_.sql).nextOption()
+    case _ => node.expressions.iterator.map(_.find(drawsPerRow)).collectFirst { case Some(e) => e.sql }
   }
 
   /** The innermost nondeterministic expression that is not file-bound. */
@@ -62,7 +62,7 @@ object Nondeterminism {
 
   /** Of the columns `logicalScans` found, the reason for a relation with `output`. */
   def reasonFor(scans: Map[ExprId, String], output: Seq[org.apache.spark.sql.catalyst.expressions.Attribute])
-      : Option[String] = output.iterator.flatMap(a => scans.get(a.exprId)).nextOption()
+      : Option[String] = output.iterator.map(a => scans.get(a.exprId)).collectFirst { case Some(why) => why }
 
   /** The physical scans (by identity) below a nondeterministic operator of `plan`, with the reason. */
   def physicalScans(plan: SparkPlan): Seq[(SparkPlan, String)] = leavesBelow(plan)

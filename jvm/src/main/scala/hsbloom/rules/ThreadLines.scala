@@ -35,7 +35,7 @@ class ThreadLines(once: Boolean) {
     context.foreach { sc => byToken.put(token, lines); sc.setLocalProperty(property, token) }
     try {
       val result = body
-      (result, lines.synchronized { if (once) lines.distinct.toSeq else lines.toSeq })
+      (result, lines.synchronized { if (once) lines.distinct.toList else lines.toList })
     } finally {
       current.set(saved)
       context.foreach { sc => sc.setLocalProperty(property, savedToken.orNull); byToken.remove(token) }

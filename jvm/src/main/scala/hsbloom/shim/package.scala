@@ -36,6 +36,10 @@ package hsbloom
  *    `private[spark]` access only inside `org.apache.spark`.
  *  - `JarObjectInput`: Java deserialization that resolves classes with the
  *    jar's class loader.
+ *  - `ParquetFooters`: what the footer model of the Parquet Spark ships has
+ *    in some releases and not others (a bloom filter's recorded length).
+ *  - `CollectionConverters`: `asScala` and `asJava`, one object per Scala
+ *    version (its files are in src/main/scala-2.12 and scala-2.13).
  *  - `DelegatingFileIndex`: a `FileIndex` that forwards every member of
  *    Spark's internal trait to another one but `listFiles`, for hsbloom's
  *    wrappers (the build's selection of files, the pruning's file indexes).

@@ -63,8 +63,8 @@ private[sql] object IndexOptions {
 
   private def expectedNumItems(value: OptionValue): Long = {
     val parsed = value match {
-      case OptionValue.Number(t @ Integer()) => t.toLongOption
-      case OptionValue.Str(s) => s.trim.toLongOption
+      case OptionValue.Number(t @ Integer()) => Try(t.toLong).toOption
+      case OptionValue.Str(s) => Try(s.trim.toLong).toOption
       case _ => None
     }
     parsed.getOrElse(bad(s"option expected_num_items must be a positive integer of at most ${Long.MaxValue}, got ${value.text}"))

@@ -5,7 +5,7 @@ import org.apache.spark.sql.functions.{col, lit, when}
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.HsbloomException
-import hsbloom.testing.{Indexes, Queries, SharedSession, NeedsDelta}
+import hsbloom.testing.{Indexes, Queries, NeedsDelta, SharedSession}
 
 /**
  * An index over a Delta table is used only for scans that read the values it hashed (the read facts of

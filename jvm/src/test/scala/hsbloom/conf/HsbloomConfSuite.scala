@@ -1,9 +1,9 @@
 package hsbloom.conf
 
-import scala.jdk.CollectionConverters._
-
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.scalatest.funsuite.AnyFunSuite
+
+import hsbloom.shim.CollectionConverters._
 
 class HsbloomConfSuite extends AnyFunSuite {
   test("json() lists every setting once, in one key style, each with a type, default and doc") {

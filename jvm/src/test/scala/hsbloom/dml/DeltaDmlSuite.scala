@@ -1,8 +1,6 @@
 package hsbloom.dml
 
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.commons.io.FileUtils
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.functions.{col, concat, lit, when}
@@ -10,7 +8,8 @@ import org.apache.spark.sql.types.{IntegerType, LongType, StructType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.BFIndexConfig
-import hsbloom.testing.{Indexes, Queries, SharedSession, NeedsDelta}
+import hsbloom.shim.CollectionConverters._
+import hsbloom.testing.{Indexes, Queries, NeedsDelta, SharedSession}
 
 /**
  * Delta DELETE, UPDATE and MERGE with hsbloom on read fewer target files and change the table exactly as off

@@ -1,13 +1,12 @@
 package hsbloom.format
 
-import scala.jdk.CollectionConverters._
-
 import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ObjectNode
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.BFIndexConfig
 import hsbloom.log.IndexLog
+import hsbloom.shim.CollectionConverters._
 
 /** The log entry format: what `LogJson` writes, reads back, and refuses (docs/design/log.md). */
 class LogJsonSuite extends AnyFunSuite {

@@ -2,12 +2,12 @@ package hsbloom.index
 
 import java.nio.file.{Files, Path => JPath, Paths}
 
-import scala.jdk.CollectionConverters._
-
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
+
+import hsbloom.shim.CollectionConverters._
 
 /**
  * The golden index directories of tests/golden (written by the jar through tests/golden/generate.py), loaded

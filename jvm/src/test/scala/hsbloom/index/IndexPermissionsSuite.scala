@@ -4,14 +4,13 @@ import java.net.URI
 import java.nio.file.Files
 import java.util.concurrent.ConcurrentHashMap
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path, RawLocalFileSystem}
 import org.apache.hadoop.fs.permission.{AclEntry, AclEntryScope, AclEntryType, AclStatus, FsAction, FsPermission}
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.index.IndexPermissions.{Reach, Root, Target}
+import hsbloom.shim.CollectionConverters._
 
 /** The local file system under the scheme `other:`: to Hadoop, another file system than `file:`. */
 class OtherLocalFileSystem extends RawLocalFileSystem {

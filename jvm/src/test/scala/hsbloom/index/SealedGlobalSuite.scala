@@ -3,9 +3,6 @@ package hsbloom.index
 import java.nio.file.{Files, Path => JPath}
 import java.util.Base64
 
-import scala.jdk.CollectionConverters._
-import scala.util.chaining._
-
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.HadoopReadOptions
@@ -16,6 +13,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.format.TableSchemas
 import hsbloom.sbbf.Sbbf
+import hsbloom.shim.CollectionConverters._
 import hsbloom.testing.SharedSession
 
 /**
@@ -37,12 +35,18 @@ class SealedGlobalSuite extends AnyFunSuite with SharedSession {
     "parquet.encryption.kms.client.class" -> "hsbloom.testkms.TestKmsClient",
     "parquet.encryption.key.list" -> keyList(0))
 
-  private def conf(settings: Map[String, String]): Configuration =
-    new Configuration(spark.sparkContext.hadoopConfiguration).tap(c => settings.foreach { case (k, v) => c.set(k, v) })
+  private def conf(settings: Map[String, String]): Configuration = {
+    val conf = new Configuration(spark.sparkContext.hadoopConfiguration)
+    settings.foreach { case (k, v) => conf.set(k, v) }
+    conf
+  }
 
   /** A filter of `values`, serialized (header and bitset) as the build stores it. */
-  private def filterOf(values: Seq[Long]): Array[Byte] =
-    Sbbf.ofBytes(1024).tap(f => values.foreach(v => f.insertHash(v * 0x9E3779B97F4A7C15L))).toBytes
+  private def filterOf(values: Seq[Long]): Array[Byte] = {
+    val filter = Sbbf.ofBytes(1024)
+    values.foreach(v => filter.insertHash(v * 0x9E3779B97F4A7C15L))
+    filter.toBytes
+  }
 
   /** Writes `filters` (column -> serialized filter, with its counts) sealed into the data directory `name`. */
   private def write(name: String, filters: Map[String, (Array[Byte], SealedGlobal.Counts)],
@@ -119,7 +123,8 @@ class SealedGlobalSuite extends AnyFunSuite with SharedSession {
       (chunk.getStartingPos + chunk.getTotalSize / 2).toInt
     }
     val original = Files.readAllBytes(part)
-    val flipped = original.clone().tap(bytes => bytes(at) = (bytes(at) ^ 1).toByte)
+    val flipped = original.clone()
+    flipped(at) = (flipped(at) ^ 1).toByte
     Files.write(part, flipped)
     Files.deleteIfExists(part.resolveSibling(s".${part.getFileName}.crc"))
     try assert(SealedGlobal.load(Seq(encryptedFooter), "ssn", conf(keyed)).isLeft)

@@ -30,7 +30,7 @@ class StoredFiltersSuite extends AnyFunSuite {
     }
     // attach returns the rows group by group, not in their order: match them by file id.
     val byId = filters.map { case (row, sbbf, hashes) => row.getLong(0) -> (sbbf, hashes) }.toMap
-    FilterBlocks.attach(filters.map(_._1).iterator, dataPath, conf).toSeq.map { row =>
+    FilterBlocks.attach(filters.map(_._1).iterator, dataPath, conf).toList.map { row =>
       val (sbbf, hashes) = byId(row.getLong(0))
       (row, sbbf, hashes)
     }

@@ -3,8 +3,6 @@ package hsbloom.indexing
 import java.nio.file.Files
 import java.util.Base64
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.parquet.example.data.simple.SimpleGroupFactory
@@ -17,6 +15,7 @@ import org.apache.spark.sql.types.{DataType, LongType, StringType}
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.format.SourceFile
+import hsbloom.shim.CollectionConverters._
 
 /**
  * What the build sees of files written with Parquet modular encryption (parquet-java's
@@ -51,8 +50,9 @@ class EncryptedColumnsSuite extends AnyFunSuite {
     val writer = ExampleParquetWriter.builder(path).withConf(conf).withType(schema)
       .withBloomFilterEnabled(true).withBloomFilterNDV("id", 100).withBloomFilterNDV("ssn", 100).build()
     val rows = new SimpleGroupFactory(schema)
-    try (0 until 100).foreach(i => writer.write(rows.newGroup().append("id", i.toLong).append("ssn", f"${i * 7919}%09d")))
-    finally writer.close()
+    try {
+      (0 until 100).foreach(i => writer.write(rows.newGroup().append("id", i.toLong).append("ssn", f"${i * 7919}%09d")))
+    } finally writer.close()
     SourceFile(0, path.toString, path.getFileSystem(conf).getFileStatus(path).getLen, 0L)
   }
 

@@ -22,8 +22,9 @@ class RowGroupsSuite extends AnyFunSuite {
       .withPageSize(256).withDictionaryEncoding(false).withMinRowCountForPageSizeCheck(10)
       .withMaxRowCountForPageSizeCheck(10).build()
     val groups = new SimpleGroupFactory(schema)
-    try (0 until rows).foreach(i => writer.write(groups.newGroup().append("v", i.toLong * 7919L)))
-    finally writer.close()
+    try {
+      (0 until rows).foreach(i => writer.write(groups.newGroup().append("v", i.toLong * 7919L)))
+    } finally writer.close()
     (path, path.getFileSystem(conf).getFileStatus(path).getLen)
   }
 

@@ -3,12 +3,11 @@ package hsbloom.log
 import java.nio.file.Files
 import java.util.concurrent.{CountDownLatch, Executors, TimeUnit}
 
-import scala.jdk.CollectionConverters._
-
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.format.Layout
+import hsbloom.shim.CollectionConverters._
 
 class LogStoreSuite extends AnyFunSuite {
   private val conf = new Configuration()

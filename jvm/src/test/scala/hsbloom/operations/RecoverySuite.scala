@@ -128,11 +128,11 @@ class RecoverySuite extends AnyFunSuite with SharedSession with Indexes with Que
 
   test("a system path inside or containing the source is refused") {
     val source = Path.of(HealthyIndex.source)
-    val before = Files.list(source).map(_.getFileName.toString).sorted().toArray.toSeq
+    val before = Files.list(source).map[String](_.getFileName.toString).sorted().toArray.toSeq
     assertContains(create(source.resolve("_indexes").toString).text, "inside the source")
     assertContains(create(source.toString).text, "inside the source")
     assertContains(create(source.getParent.toString).text, "contains the source")
-    assert(Files.list(source).map(_.getFileName.toString).sorted().toArray.toSeq == before)
+    assert(Files.list(source).map[String](_.getFileName.toString).sorted().toArray.toSeq == before)
     assert(spark.read.parquet(source.toString).count() > 0)
   }
 }

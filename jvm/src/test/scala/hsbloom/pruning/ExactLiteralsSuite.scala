@@ -3,8 +3,6 @@ package hsbloom.pruning
 import java.nio.file.{Files, Paths}
 import java.time.{LocalDate, LocalDateTime, ZoneOffset}
 
-import scala.jdk.CollectionConverters._
-
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.sql.{AnalysisException, Row, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{And, Expression}
@@ -15,6 +13,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.pruning.PredicateTranslation._
 import hsbloom.sbbf.ParquetHash
+import hsbloom.shim.CollectionConverters._
 import hsbloom.testing.SharedSession
 
 /**

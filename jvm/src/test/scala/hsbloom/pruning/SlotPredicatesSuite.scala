@@ -33,7 +33,7 @@ class SlotPredicatesSuite extends AnyFunSuite {
       val bytes = if (f % 11 == 5) Array[Byte](1, 2, 3) else sbbf.toBytes // an unparsable filter
       Row(f.toLong, s"file:/data/part-$f.parquet", 100L + f, 7L, c, 10L, (f % 3).toLong, 10L, bytes)
     }
-    val attached = FilterBlocks.attach(rows.iterator, dataPath, conf).toSeq
+    val attached = FilterBlocks.attach(rows.iterator, dataPath, conf).toList
     val slots = new SlotsBuilder(Seq(dataPath), new FilterBlocks.Reader(conf, 1L << 20))
     val blocksDir = new Path(IndexTables.blocksPath(dataPath))
     attached.foreach { r =>

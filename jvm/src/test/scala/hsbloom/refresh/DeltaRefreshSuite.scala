@@ -7,7 +7,7 @@ import scala.collection.mutable
 import org.apache.spark.sql.DataFrame
 import org.scalatest.funsuite.AnyFunSuite
 
-import hsbloom.testing.{Refreshes, SharedSession, NeedsDelta}
+import hsbloom.testing.{NeedsDelta, Refreshes, SharedSession}
 
 /**
  * refresh of indexes over Delta tables: the changes come from the table's log (the add and remove actions of the

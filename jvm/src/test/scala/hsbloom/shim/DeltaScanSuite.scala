@@ -1,14 +1,13 @@
 package hsbloom.shim
 
 import scala.util.Random
-import scala.util.chaining._
 
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.functions.{col, expr}
 import org.scalatest.funsuite.AnyFunSuite
 
-import hsbloom.testing.{Indexes, Queries, SharedSession, NeedsDelta}
+import hsbloom.testing.{Indexes, Queries, NeedsDelta, SharedSession}
 
 /**
  * Delta's classes as the shim recognizes them on a real table (`Delta`: by name, read by reflection), and the
@@ -43,8 +42,9 @@ class DeltaScanSuite extends AnyFunSuite with SharedSession with Indexes with Qu
     spark.range(3).write.parquet(parquet)
     val plain = relation(spark.read.parquet(parquet))
     assert(!Delta.isDelta(plain) && !Delta.isLogFileIndex(plain.location) && FileSources.formatName(plain) == "parquet")
-    assert(Delta.columnMapping(relation(spark.read.format("delta").load(dir("unmapped").tap(p => spark.range(2).write.format("delta").save(p))))
-      .fileFormat)._1 == "NoMapping")
+    val unmapped = dir("unmapped")
+    spark.range(2).write.format("delta").save(unmapped)
+    assert(Delta.columnMapping(relation(spark.read.format("delta").load(unmapped)).fileFormat)._1 == "NoMapping")
     assert(FileSources.isFixedListing(plain.location) && !FileSources.isFixedListing(latest.location))
     // The scan Delta prepares for a query pins its snapshot (the index the physical rule prunes).
     val scan = spark.read.format("delta").load(table).where("id = 3").queryExecution.executedPlan.collectFirst {

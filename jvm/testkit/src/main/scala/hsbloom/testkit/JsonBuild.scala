@@ -1,13 +1,12 @@
 package hsbloom.testkit
 
-import scala.jdk.CollectionConverters._
-
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.sql.DataFrame
 
 import hsbloom.BFIndexConfig
 import hsbloom.format.SourceFile
 import hsbloom.indexing.{BuildInput, BuildRequest, IndexBuild, JobDescription}
+import hsbloom.shim.CollectionConverters._
 
 /**
  * A build of one data directory without an operation around it, from a JSON request, for the Python tests
