@@ -541,9 +541,30 @@ def test_the_doc_table_is_read_from_its_section():
     assert doc_layer_table(page) == [["1", "`hsbloom.sbbf`", "filters"], ["2", "`hsbloom (vocabulary)`", "`BuildInfo`"]]
 
 
-# --- the shim's version folders (jvm/src/main/spark-X.Y, spark-X.Y-A.B: compiled into the jars of lines X.Y to A.B)
+# --- the shim's version folders: jvm/src/main/spark-X.Y and spark-X.Y-A.B (compiled into the jars of lines X.Y to
+# A.B), and scala-2.12 and scala-2.13 (sbt's own, compiled for that Scala version)
 
 VERSION_FOLDERS = sorted(p for p in (JVM / "src" / "main").iterdir() if p.is_dir() and p.name.startswith("spark-"))
+SCALA_FOLDERS = sorted(p for p in (JVM / "src" / "main").iterdir() if p.is_dir() and re.fullmatch(r"scala-2\.1\d", p.name))
+
+
+def shim_only(folder: Path) -> None:
+    """Every Scala file of `folder` is the shim's, declares its package, and imports nothing the shim may not."""
+    sources = read_sources(folder / "hsbloom")
+    assert sources, folder
+    assert {str(s.path.relative_to(folder)): s.node for s in sources if s.node != SHIM} == {}
+    assert {str(s.path.relative_to(folder)): s.packages for s in sources if s.packages != [SHIM]} == {}
+    imported = {(str(s.path.relative_to(folder)), t) for s, _, t in edges(sources, folder / "hsbloom")
+                if t is not None and t not in SHIM_MAY_IMPORT}
+    assert imported == set()
+
+
+def test_scala_version_folders_hold_only_the_shim_and_the_same_names():
+    assert [f.name for f in SCALA_FOLDERS] == ["scala-2.12", "scala-2.13"]
+    for folder in SCALA_FOLDERS:
+        shim_only(folder)
+    files = [sorted(str(p.relative_to(f)) for p in scala_sources(f)) for f in SCALA_FOLDERS]
+    assert files[0] == files[1]  # each Scala version gets the same objects
 
 
 def test_version_folders_hold_only_the_shim_and_serve_a_supported_line():
@@ -557,10 +578,4 @@ def test_version_folders_hold_only_the_shim_and_serve_a_supported_line():
         low = (int(found[1]), int(found[2]))
         high = (int(found[3]), int(found[4])) if found[3] else low
         assert any(low <= m <= high for m in minors), f"{folder.name} serves no line of hsbloom/spark_lines.tsv"
-        sources = read_sources(folder / "hsbloom")
-        assert sources, folder
-        assert {str(s.path.relative_to(folder)): s.node for s in sources if s.node != SHIM} == {}
-        assert {str(s.path.relative_to(folder)): s.packages for s in sources if s.packages != [SHIM]} == {}
-        imported = {(str(s.path.relative_to(folder)), t) for s, _, t in edges(sources, folder / "hsbloom")
-                    if t is not None and t not in SHIM_MAY_IMPORT}
-        assert imported == set()
+        shim_only(folder)
