@@ -1,0 +1,151 @@
+"""The compatibility suite's set-up: which supported Spark line runs, one SparkSession for every test, and a fresh
+index system path for each test.
+
+The suite runs once per supported Spark minor, in that Spark's own environment, against hsbloom installed there as
+a user installs it. So it uses hsbloom's public API only, needs no test-only jar, reads nothing outside this
+repository and writes only under pytest's temporary directories (compat/README.md).
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# `python -m pytest compat` from the repository root puts the root first on sys.path, where the source tree's hsbloom/
+# (with no jar, or one built for another Spark) would stand in for the installed package under test.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT]
+
+import hsbloom  # noqa: E402  (after the source tree left sys.path)
+
+
+@dataclass(frozen=True)
+class SparkLine:
+    """A supported Spark line, as hsbloom's `spark_lines.running_line()` will describe it: a stand-in until it lands."""
+
+    minor: str  # "4.2"
+    scala: str  # "2.13"
+    delta: str | None  # the delta-spark release that serves it; None where none does
+    connect_plugins: bool  # whether its Spark Connect server takes hsbloom (not on 3.5)
+
+
+def running_line() -> SparkLine:
+    import pyspark
+
+    minor = ".".join(pyspark.__version__.split(".")[:2])
+    delta = {"3.5": "3.3.2", "4.0": "4.4.0", "4.1": "4.4.0", "4.2": "4.4.0"}.get(minor)
+    return SparkLine(minor, "2.12" if minor == "3.5" else "2.13", delta, minor != "3.5")
+
+
+LINE = running_line()
+
+# Test files that the running line cannot run, left out of collection (each file's docstring says why).
+collect_ignore = []
+if LINE.delta is None:
+    collect_ignore.append("test_delta.py")
+collect_ignore.append("test_connect_refused.py" if LINE.connect_plugins else "test_connect.py")
+
+# Sized for tables of a few thousand rows on a 2-core machine: a scan reads its few small files in one task (by
+# default each file is a task of its own), and Delta rebuilds a snapshot in 2 partitions, not 50. UTC, so that the
+# timestamps the suite writes and the literals it queries them with mean the same instants.
+SESSION_SETTINGS = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.sql.files.minPartitionNum": "1",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def installed_delta() -> str | None:
+    """The installed delta-spark's version, or None."""
+    try:
+        return metadata.version("delta-spark")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def pytest_report_header() -> list[str]:
+    import pyspark
+
+    delta = f"delta-spark {LINE.delta} expected, {installed_delta() or 'none'} installed" if LINE.delta else "no Delta"
+    return [
+        f"hsbloom {hsbloom.__version__} from {Path(hsbloom.__file__).parent}",
+        f"pyspark {pyspark.__version__}: line {LINE.minor} (Scala {LINE.scala}); {delta}; "
+        f"Connect plugins: {'yes' if LINE.connect_plugins else 'no'}",
+    ]
+
+
+@pytest.fixture(scope="session")
+def line() -> SparkLine:
+    return LINE
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """The suite's one classic session (a start costs ~5 s), with Delta where the line has it and it is installed:
+    test_delta.py fails, naming the missing package, where it is not."""
+    from pyspark.sql import SparkSession
+
+    scratch = tmp_path_factory.mktemp("spark")
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("hsbloom-compat")
+        .config(map=SESSION_SETTINGS)
+        .config("spark.driver.memory", "2g")
+        .config("spark.local.dir", str(scratch / "local"))
+        .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
+    )
+    with_delta = LINE.delta is not None and installed_delta() is not None
+    session = hsbloom.configure(builder, delta=with_delta).getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    yield session
+    session.stop()
+
+
+def uses_the_session(items) -> bool:
+    return any("spark" in item.fixturenames for item in items)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def system_path(request, tmp_path_factory):
+    """Each test module's own `spark.hsbloom.system.path`: a module's indexes are its own, and one built by a
+    module's fixture is there for all its tests. Modules whose tests do not use the session do not start it."""
+    if not uses_the_session(item for item in request.session.items if item.module is request.module):
+        yield None
+        return
+    spark = request.getfixturevalue("spark")
+    path = tmp_path_factory.mktemp("indexes")
+    spark.conf.set("spark.hsbloom.system.path", str(path))
+    yield path
+    spark.conf.unset("spark.hsbloom.system.path")
+
+
+# Session settings tests change; each is back at its default after every test.
+SETTINGS_TESTS_CHANGE = ["spark.sql.ansi.enabled", "spark.hsbloom.join.costModel", "spark.hsbloom.zones.enabled"]
+
+
+@pytest.fixture(autouse=True)
+def session_reset(request):
+    """hsbloom off and the settings tests change at their defaults after every test that uses the session."""
+    yield
+    if uses_the_session([request.node]):
+        spark = request.getfixturevalue("spark")
+        hsbloom.disable(spark)
+        for key in SETTINGS_TESTS_CHANGE:
+            spark.conf.unset(key)
