@@ -6,9 +6,8 @@ their texts (`repr`), a multiset in which NaN equals NaN and -0.0 differs from 0
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Callable
-
-from pyspark.sql import functions as F
 
 import hsbloom
 
@@ -28,17 +27,19 @@ def rows_off_and_on(spark: Any, query: Callable[[], Any]) -> tuple[list[str], li
 
 def selected_ids(spark: Any, df: Any, predicates: list[str], enabled: bool) -> list[Any]:
     """For each predicate, the sorted ids of the rows of `df` it selects, all from one query (a union of one filtered
-    scan per predicate). When that query fails, each predicate runs alone, and one that fails answers
-    ("error", the exception's class): it must fail the same way with hsbloom on and off."""
+    scan per predicate, written as one SQL statement: one analysis, not one per predicate). When that query fails,
+    each predicate runs alone, and one that fails answers ("error", the exception's class): it must fail the same
+    way with hsbloom on and off."""
     (hsbloom.enable if enabled else hsbloom.disable)(spark)
+    view = f"compared_{uuid.uuid4().hex}"
+    df.createOrReplaceTempView(view)
     try:
-        union = None
-        for number, predicate in enumerate(predicates):
-            part = df.where(predicate).select(F.lit(number).alias("predicate"), "id")
-            union = part if union is None else union.unionAll(part)
-        rows = union.collect()
+        scans = [f"SELECT {number} AS predicate, id FROM {view} WHERE {p}" for number, p in enumerate(predicates)]
+        rows = spark.sql(" UNION ALL ".join(scans)).collect()
     except Exception:  # noqa: BLE001 - some predicate fails (analysis or run): find which, one by one
         return [_ids_alone(df, predicate) for predicate in predicates]
+    finally:
+        spark.catalog.dropTempView(view)
     found: list[list[int]] = [[] for _ in predicates]
     for row in rows:
         found[row.predicate].append(row.id)
@@ -50,10 +51,3 @@ def _ids_alone(df: Any, predicate: str) -> Any:
         return sorted(row.id for row in df.where(predicate).select("id").collect())
     except Exception as exc:  # noqa: BLE001 - the failure is the answer
         return ("error", type(exc).__name__)
-
-
-def differences(spark: Any, df: Any, predicates: list[str]) -> list[tuple[str, Any, Any]]:
-    """The predicates whose answers differ with hsbloom off and on: (predicate, answer off, answer on)."""
-    off = selected_ids(spark, df, predicates, enabled=False)
-    on = selected_ids(spark, df, predicates, enabled=True)
-    return [(predicate, a, b) for predicate, a, b in zip(predicates, off, on) if a != b]

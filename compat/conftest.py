@@ -1,5 +1,5 @@
-"""The compatibility suite's set-up: which supported Spark line runs, one SparkSession for every test, and a fresh
-index system path for each test.
+"""The compatibility suite's set-up: which supported Spark line runs, one SparkSession for every test, an index
+system path for each test module, and the quickstarts started in JVMs of their own while the tests run.
 
 The suite runs once per supported Spark minor, in that Spark's own environment, against hsbloom installed there as
 a user installs it. So it uses hsbloom's public API only, needs no test-only jar, reads nothing outside this
@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT]
 
 import hsbloom  # noqa: E402  (after the source tree left sys.path)
+import quickstarts  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,27 @@ def pytest_report_header() -> list[str]:
         f"pyspark {pyspark.__version__}: line {LINE.minor} (Scala {LINE.scala}); {delta}; "
         f"Connect plugins: {'yes' if LINE.connect_plugins else 'no'}",
     ]
+
+
+# Test files whose tests wait for JVMs started with the test session, which run meanwhile: last.
+RUN_LAST = ["test_examples.py"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name in RUN_LAST)  # a stable sort: the order is otherwise kept
+
+
+@pytest.fixture(scope="session", autouse=True)
+def example_runs(request, tmp_path_factory):
+    """The quickstarts, started when the test session starts (when test_examples.py is collected), so that their
+    JVMs run while the other tests do."""
+    if not any(item.path.name == "test_examples.py" for item in request.session.items):
+        yield None
+        return
+    started = quickstarts.start(tmp_path_factory.mktemp("examples"))
+    yield started
+    for example in started.values():
+        example.stop()
 
 
 @pytest.fixture(scope="session")

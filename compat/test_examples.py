@@ -1,65 +1,20 @@
-"""The quickstarts as a user runs them, each in its own JVM: examples/quickstart.py with this environment's python,
-and examples/sql_quickstart.sql in pyspark's spark-sql shell with hsbloom (`hsbloom.spark_sql_command`). Both run
-at once, in folders under pytest's tmp dir (the Python quickstart writes its data beside the script: it runs from a
-copy).
+"""The quickstarts run to the end, and their lookups read one file. They run in JVMs of their own, started with the
+test session (compat/quickstarts.py); these tests, run last, wait for them.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-from typing import NamedTuple
 
 import pyspark
 import pytest
 
-import hsbloom
-from conftest import ROOT
-
-EXAMPLES = ROOT / "examples"
-TIMEOUT = 900  # seconds, for a loaded 2-core machine
-
-
-class Run(NamedTuple):
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def start(command: list[str], folder: Path) -> subprocess.Popen:
-    return subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def finish(process: subprocess.Popen) -> Run:
-    try:
-        stdout, stderr = process.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        stdout, stderr = process.communicate()
-    return Run(process.returncode, stdout, stderr)
+from quickstarts import Output
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, Run]:
-    python_folder = tmp_path_factory.mktemp("quickstart")
-    shutil.copy2(EXAMPLES / "quickstart.py", python_folder)
-    sql_folder = tmp_path_factory.mktemp("sql_quickstart")
-    conf = {
-        "spark.sql.warehouse.dir": str(sql_folder / "warehouse"),
-        "spark.hsbloom.system.path": str(sql_folder / "indexes"),
-        "spark.local.dir": str(sql_folder / "local"),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={sql_folder / 'derby'}",
-        "spark.ui.enabled": "false",
-    }
-    sql = hsbloom.spark_sql_command(master="local[2]", conf=conf) + ["-S", "-f", str(EXAMPLES / "sql_quickstart.sql")]
-    processes = {
-        "python": start([sys.executable, "quickstart.py", "--rows", "20000", "--files", "8"], python_folder),
-        "sql": start(sql, sql_folder),
-    }
-    return {name: finish(process) for name, process in processes.items()}
+def runs(example_runs) -> dict[str, Output]:
+    return {name: example.output() for name, example in example_runs.items()}
 
 
 def test_the_quickstart_runs_and_a_lookup_reads_one_file_of_eight(runs):

@@ -1,0 +1,71 @@
+"""The quickstarts as a user runs them, each in a JVM of its own: examples/quickstart.py with this environment's
+python, and examples/sql_quickstart.sql in pyspark's spark-sql shell with hsbloom (`hsbloom.spark_sql_command`).
+
+They share nothing with the suite's session, so conftest.py starts them when the test session starts and they run
+while the other tests do; test_examples.py, run last, waits for them and reads what they printed. Each runs in a
+folder under pytest's tmp dir (the Python quickstart writes its data beside the script: it runs from a copy), its
+output in files there (a pipe nobody reads until the end could fill up and stall it).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import hsbloom
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TIMEOUT = 900  # seconds, for a loaded 2-core machine
+
+
+class Output(NamedTuple):
+    returncode: int | None  # None: killed after TIMEOUT seconds
+    stdout: str
+    stderr: str
+
+
+class Example:
+    """One example's process, started in `folder`."""
+
+    def __init__(self, command: list[str], folder: Path):
+        self.folder = folder
+        with open(folder / "stdout.txt", "w") as stdout, open(folder / "stderr.txt", "w") as stderr:
+            self.process = subprocess.Popen(command, cwd=folder, stdout=stdout, stderr=stderr,
+                                            stdin=subprocess.DEVNULL)  # fmt: skip
+
+    def output(self) -> Output:
+        """Wait for it to end (at most TIMEOUT seconds), then what it printed."""
+        try:
+            self.process.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.stop()
+        return Output(self.process.returncode, (self.folder / "stdout.txt").read_text(errors="replace"),
+                      (self.folder / "stderr.txt").read_text(errors="replace"))  # fmt: skip
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def start(root: Path) -> dict[str, Example]:
+    """Both quickstarts, started in folders under `root`: {"python": ..., "sql": ...}."""
+    python_folder, sql_folder = root / "quickstart", root / "sql_quickstart"
+    python_folder.mkdir()
+    sql_folder.mkdir()
+    shutil.copy2(EXAMPLES / "quickstart.py", python_folder)
+    conf = {
+        "spark.sql.warehouse.dir": str(sql_folder / "warehouse"),
+        "spark.hsbloom.system.path": str(sql_folder / "indexes"),
+        "spark.local.dir": str(sql_folder / "local"),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={sql_folder / 'derby'}",
+        "spark.ui.enabled": "false",
+    }
+    sql = hsbloom.spark_sql_command(master="local[2]", conf=conf) + ["-S", "-f", str(EXAMPLES / "sql_quickstart.sql")]
+    return {
+        "python": Example([sys.executable, "quickstart.py", "--rows", "20000", "--files", "8"], python_folder),
+        "sql": Example(sql, sql_folder),
+    }
