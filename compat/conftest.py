@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import socket
 import sys
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -24,25 +23,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != RO
 
 import hsbloom  # noqa: E402  (after the source tree left sys.path)
 import quickstarts  # noqa: E402
-
-
-@dataclass(frozen=True)
-class SparkLine:
-    """A supported Spark line, as hsbloom's `spark_lines.running_line()` will describe it: a stand-in until it lands."""
-
-    minor: str  # "4.2"
-    scala: str  # "2.13"
-    delta: str | None  # the delta-spark release that serves it; None where none does
-    connect_plugins: bool  # whether its Spark Connect server takes hsbloom (not on 3.5)
-
-
-def running_line() -> SparkLine:
-    import pyspark
-
-    minor = ".".join(pyspark.__version__.split(".")[:2])
-    delta = {"3.5": "3.3.2", "4.0": "4.4.0", "4.1": "4.4.0", "4.2": "4.4.0"}.get(minor)
-    return SparkLine(minor, "2.12" if minor == "3.5" else "2.13", delta, minor != "3.5")
-
+from hsbloom.spark_lines import SparkLine, running_line  # noqa: E402
 
 LINE = running_line()
 
@@ -50,7 +31,7 @@ LINE = running_line()
 collect_ignore = []
 if LINE.delta is None:
     collect_ignore.append("test_delta.py")
-collect_ignore.append("test_connect_refused.py" if LINE.connect_plugins else "test_connect.py")
+collect_ignore.append("test_connect_refused.py" if LINE.connect else "test_connect.py")
 
 # Sized for tables of a few thousand rows on a 2-core machine: a scan reads its few small files in one task (by
 # default each file is a task of its own), and Delta rebuilds a snapshot in 2 partitions, not 50. UTC, so that the
@@ -87,8 +68,7 @@ def pytest_report_header() -> list[str]:
     delta = f"delta-spark {LINE.delta} expected, {installed_delta() or 'none'} installed" if LINE.delta else "no Delta"
     return [
         f"hsbloom {hsbloom.__version__} from {Path(hsbloom.__file__).parent}",
-        f"pyspark {pyspark.__version__}: line {LINE.minor} (Scala {LINE.scala}); {delta}; "
-        f"Connect plugins: {'yes' if LINE.connect_plugins else 'no'}",
+        f"pyspark {pyspark.__version__}: line {LINE.name}; {delta}; Spark Connect: {'yes' if LINE.connect else 'no'}",
     ]
 
 
@@ -159,7 +139,8 @@ def system_path(request, tmp_path_factory):
 
 
 # Session settings tests change; each is back at its default after every test.
-SETTINGS_TESTS_CHANGE = ["spark.sql.ansi.enabled", "spark.hsbloom.join.costModel", "spark.hsbloom.zones.enabled"]
+SETTINGS_TESTS_CHANGE = ["spark.sql.ansi.enabled", "spark.sql.readSideCharPadding", "spark.hsbloom.join.costModel",
+                         "spark.hsbloom.zones.enabled"]
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """A Spark Connect round trip: a server started with hsbloom (`hsbloom.start_connect_server`) and a client of it
 that creates an index, queries through it with the same rows as without it, refreshes, drops and vacuums it.
 
-Collected only where the running Spark's Connect server takes hsbloom (`running_line().connect_plugins`); where it
+Collected only where the running Spark's Connect server takes hsbloom (`running_line().connect`); where it
 does not (3.5), test_connect_refused.py checks that hsbloom says so.
 
 This process also holds the classic session: the client is made with Connect's own builder, which may share a

@@ -1,7 +1,7 @@
 """Where the running Spark's Connect server cannot take hsbloom (Spark 3.5: no Connect server plugins), asking for
 one is refused before anything starts, with an error that names the Spark version and the feature.
 
-Collected only where `running_line().connect_plugins` is false; elsewhere test_connect.py runs the round trip.
+Collected only where `running_line().connect` is false; elsewhere test_connect.py runs the round trip.
 """
 
 from __future__ import annotations

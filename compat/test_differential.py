@@ -5,7 +5,8 @@ One table of 8 Parquet files (500 rows each) holds a column of each type hsbloom
 Values include nulls, NaN, +-0.0, infinities, empty, unicode and quoted strings. 200 seeded random predicates, with
 literals half from the data and half fresh, each written in a randomly chosen type or spelling (an int literal on a
 bigint column, a string on an int, a double on an int, a date string, ...) so that Spark's casts of each version
-and ANSI mode are exercised, run with hsbloom off and on in batches of 25 (one query per batch and setting).
+and ANSI mode are exercised, run with hsbloom off and on in batches of 25 (one query per batch and setting). A
+catalog table's CHAR and VARCHAR columns, and comparisons under collations, are compared the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pyspark.sql import types as T
 
 import hsbloom
 from compare import selected_ids
+from hsbloom.errors import UnsupportedSourceError
 from hsbloom.explain import file_counts
 
 NUM_FILES = 8
@@ -326,3 +328,44 @@ def test_nan_is_never_pruned_and_a_zero_finds_both_signs(spark, table):
     assert set(off[4]) == nans
     hsbloom.enable(spark)
     assert file_counts(df.where("d = CAST('NaN' AS DOUBLE)"))[0] == NUM_FILES
+
+
+# A catalog table's CHAR and VARCHAR columns, and comparisons under collations (Spark 4): each compares other bytes
+# than the ones stored (CHAR pads with spaces when read; a collation makes 'ab' equal 'AB'), so a filter probed with
+# the literal's own bytes would skip files that hold matches.
+PADDED_ROWS = [
+    "(1, 'ab', 'ab', 'ab')", "(2, 'ab  ', 'ab  ', 'ab  ')", "(3, 'AB', 'AB', 'AB')", "(4, '', '', '')",
+    "(5, 'ü', 'ü', 'ü')", "(6, NULL, NULL, NULL)", "(7, 'aB ', 'aB ', 'aB ')", "(8, 'x', 'x', 'x')",
+]  # fmt: skip
+PADDED_PREDICATES = [
+    "c = 'ab'", "c = 'ab    '", "c = 'ab        '", "c IN ('ab', 'AB')", "c = ''", "c <=> 'ü'", "c IS NULL",
+    "v = 'ab'", "v = 'ab  '", "v IN ('ab  ', '')", "s = 'ab'", "s = 'ab  '", "s = 'aB '",
+]  # fmt: skip
+# Collations exist from Spark 4.0.
+COLLATED_PREDICATES = [
+    "s COLLATE UTF8_LCASE = 'ab'", "collate(s, 'UTF8_LCASE') IN ('AB', 'x')", "s = collate('AB', 'UNICODE_CI')",
+    "c COLLATE UTF8_LCASE = 'AB'", "v COLLATE UNICODE_CI = 'Ab  '", "s COLLATE UTF8_BINARY = 'ab'",
+]  # fmt: skip
+
+
+def test_char_padding_and_collations_select_the_same_rows_with_hsbloom_on_and_off(spark):
+    """A CHAR column read with padding is refused (the files hold other values than queries compare); read as stored,
+    it is indexed, and every comparison selects the same rows as without hsbloom."""
+    spark.sql("CREATE TABLE padded (id BIGINT, c CHAR(6), v VARCHAR(8), s STRING) USING parquet")
+    hs = hsbloom.Hyperspace(spark)
+    try:
+        for start in range(0, len(PADDED_ROWS), 2):  # a file or two per insert
+            spark.sql(f"INSERT INTO padded VALUES {', '.join(PADDED_ROWS[start : start + 2])}")
+        with pytest.raises(UnsupportedSourceError, match="column 'c' is a CHAR column that Spark pads"):
+            hs.create_index(spark.table("padded"), hsbloom.BFIndexConfig("padded", ["c", "v", "s"]))
+        spark.conf.set("spark.sql.readSideCharPadding", "false")
+        hs.create_index(spark.table("padded"), hsbloom.BFIndexConfig("padded", ["c", "v", "s"]))
+        df = spark.table("padded")
+        collations = int(spark.version.split(".")[0]) >= 4
+        predicates = PADDED_PREDICATES + (COLLATED_PREDICATES if collations else [])
+        off = selected_ids(spark, df, predicates, enabled=False)
+        assert selected_ids(spark, df, predicates, enabled=True) == off
+        assert [p for p, answer in zip(predicates, off) if not isinstance(answer, list)] == []  # all ran
+        assert sum(1 for answer in off if answer) >= len(predicates) // 2, off
+    finally:
+        spark.sql("DROP TABLE IF EXISTS padded")

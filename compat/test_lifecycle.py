@@ -9,7 +9,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from pyspark.sql import functions as F
 
 from compare import rows_off_and_on
 from hsbloom import BFIndexConfig, Hyperspace
@@ -39,8 +38,8 @@ def lookup_reads(spark, path: str, predicate: str) -> tuple[int, int | None]:
 
 def file_of(spark, path: str, predicate: str) -> Path:
     """The one file of the directory that holds the rows `predicate` selects."""
-    [row] = spark.read.parquet(path).where(predicate).select(F.input_file_name().alias("file")).distinct().collect()
-    return Path(urlparse(row.file).path)
+    [row] = spark.read.parquet(path).where(predicate).select("_metadata.file_path").distinct().collect()
+    return Path(urlparse(row.file_path).path)
 
 
 def state_of(hs: Hyperspace, name: str) -> str:
