@@ -9,6 +9,7 @@ output in files there (a pipe nobody reads until the end could fill up and stall
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -32,8 +33,9 @@ class Example:
 
     def __init__(self, command: list[str], folder: Path):
         self.folder = folder
+        env = dict(os.environ, SPARK_LOCAL_DIRS=str(folder / "local"))  # Spark's scratch files: here, not in /tmp
         with open(folder / "stdout.txt", "w") as stdout, open(folder / "stderr.txt", "w") as stderr:
-            self.process = subprocess.Popen(command, cwd=folder, stdout=stdout, stderr=stderr,
+            self.process = subprocess.Popen(command, cwd=folder, env=env, stdout=stdout, stderr=stderr,
                                             stdin=subprocess.DEVNULL)  # fmt: skip
 
     def output(self) -> Output:
@@ -60,7 +62,6 @@ def start(root: Path) -> dict[str, Example]:
     conf = {
         "spark.sql.warehouse.dir": str(sql_folder / "warehouse"),
         "spark.hsbloom.system.path": str(sql_folder / "indexes"),
-        "spark.local.dir": str(sql_folder / "local"),
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={sql_folder / 'derby'}",
         "spark.ui.enabled": "false",
     }

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 import hsbloom
-from conftest import free_port
+from conftest import SESSION_SETTINGS, free_port
 from hsbloom.errors import IndexNotFoundError
 
 # A loaded 2-core machine starts a Connect server in 10-60 s.
@@ -27,9 +27,7 @@ def connect_spark(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("connect")
     conf = {
-        "spark.sql.shuffle.partitions": "4",
-        "spark.sql.files.minPartitionNum": "1",
-        "spark.ui.enabled": "false",
+        **SESSION_SETTINGS,
         "spark.local.dir": str(root / "local"),
         "spark.sql.warehouse.dir": str(root / "warehouse"),
         "spark.hsbloom.system.path": str(root / "indexes"),
