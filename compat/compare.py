@@ -7,7 +7,8 @@ their texts (`repr`), a multiset in which NaN equals NaN and -0.0 differs from 0
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import hsbloom
 
@@ -25,21 +26,34 @@ def rows_off_and_on(spark: Any, query: Callable[[], Any]) -> tuple[list[str], li
     return off, row_texts(query())
 
 
-def selected_ids(spark: Any, df: Any, predicates: list[str], enabled: bool) -> list[Any]:
-    """For each predicate, the sorted ids of the rows of `df` it selects, all from one query (a union of one filtered
-    scan per predicate, written as one SQL statement: one analysis, not one per predicate). When that query fails,
-    each predicate runs alone, and one that fails answers ("error", the exception's class): it must fail the same
-    way with hsbloom on and off."""
-    (hsbloom.enable if enabled else hsbloom.disable)(spark)
-    view = f"compared_{uuid.uuid4().hex}"
-    df.createOrReplaceTempView(view)
+@contextmanager
+def temp_view(df: Any) -> Iterator[str]:
+    """`df` as a temporary view of its session, named afresh, for the length of the block."""
+    name = f"compared_{uuid.uuid4().hex}"
+    df.createOrReplaceTempView(name)
     try:
-        scans = [f"SELECT {number} AS predicate, id FROM {view} WHERE {p}" for number, p in enumerate(predicates)]
-        rows = spark.sql(" UNION ALL ".join(scans)).collect()
-    except Exception:  # noqa: BLE001 - some predicate fails (analysis or run): find which, one by one
-        return [_ids_alone(df, predicate) for predicate in predicates]
+        yield name
     finally:
-        spark.catalog.dropTempView(view)
+        df.sparkSession.catalog.dropTempView(name)
+
+
+def union_of(view: str, predicates: list[str]) -> str:
+    """One query of the view's rows each predicate selects, as (predicate: its number, id): one SQL statement, so one
+    analysis for the batch."""
+    scans = [f"SELECT {number} AS predicate, id FROM {view} WHERE ({p})" for number, p in enumerate(predicates)]
+    return " UNION ALL ".join(scans)
+
+
+def selected_ids(spark: Any, df: Any, predicates: list[str], enabled: bool) -> list[Any]:
+    """For each predicate, the sorted ids of the rows of `df` it selects, all from one query (`union_of`). When that
+    query fails, each predicate runs alone, and one that fails answers ("error", the exception's class): it must
+    fail the same way with hsbloom on and off."""
+    (hsbloom.enable if enabled else hsbloom.disable)(spark)
+    with temp_view(df) as view:
+        try:
+            rows = spark.sql(union_of(view, predicates)).collect()
+        except Exception:  # noqa: BLE001 - some predicate fails (analysis or run): find which, one by one
+            return [_ids_alone(df, predicate) for predicate in predicates]
     found: list[list[int]] = [[] for _ in predicates]
     for row in rows:
         found[row.predicate].append(row.id)
