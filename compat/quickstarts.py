@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ TIMEOUT = 900  # seconds, for a loaded 2-core machine
 
 
 class Output(NamedTuple):
-    returncode: int | None  # None: killed after TIMEOUT seconds
+    returncode: int  # -9: killed, still running after TIMEOUT seconds
     stdout: str
     stderr: str
 
@@ -36,7 +37,7 @@ class Example:
         env = dict(os.environ, SPARK_LOCAL_DIRS=str(folder / "local"))  # Spark's scratch files: here, not in /tmp
         with open(folder / "stdout.txt", "w") as stdout, open(folder / "stderr.txt", "w") as stderr:
             self.process = subprocess.Popen(command, cwd=folder, env=env, stdout=stdout, stderr=stderr,
-                                            stdin=subprocess.DEVNULL)  # fmt: skip
+                                            stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
 
     def output(self) -> Output:
         """Wait for it to end (at most TIMEOUT seconds), then what it printed."""
@@ -48,8 +49,9 @@ class Example:
                       (self.folder / "stderr.txt").read_text(errors="replace"))  # fmt: skip
 
     def stop(self) -> None:
+        """Kill it and whatever it started (its JVM): they are a process group of their own."""
         if self.process.poll() is None:
-            self.process.kill()
+            os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
 
