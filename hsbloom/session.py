@@ -24,7 +24,7 @@ from hsbloom import settings
 from hsbloom.errors import HsbloomJarError, HsbloomSessionError, UnsupportedSparkError
 from hsbloom.jar import builder_options
 from hsbloom.session_checks import EXTENSION_CLASS, refuse_connect_builder, require_hsbloom_session
-from hsbloom.spark_lines import SparkLine, running_line, running_spark_release
+from hsbloom.spark_lines import SparkLine, minor_of, running_line, running_spark_release
 
 DELTA_EXTENSION_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -75,7 +75,7 @@ def check_jar(jar: Path, spark_version: str | None = None) -> dict[str, str]:
     spark_version = spark_version or running_spark_release()
     info = jar_build_info(jar)
     built_for = info.get("spark.line")
-    running = ".".join(spark_version.split(".")[:2])
+    running = minor_of(spark_version)
     if built_for != running:
         raise HsbloomJarError(
             f"hsbloom jar {jar} was built for Spark {built_for or info.get('spark.version')} but this session runs "

@@ -99,6 +99,11 @@ def running_scala_binary() -> str | None:
     return None
 
 
+def minor_of(spark_release: str) -> str:
+    """The major.minor of a Spark release (4.2.1 -> 4.2): its line, but for the Scala version."""
+    return ".".join(spark_release.split(".")[:2])
+
+
 def supported_releases() -> str:
     """The supported lines, as an error message lists them."""
     return ", ".join(f"Spark {line.name}" for line in supported_lines()) + ", each in any patch release"
@@ -107,7 +112,7 @@ def supported_releases() -> str:
 def line_of(spark_release: str, scala_binary: str | None = None) -> SparkLine:
     """The line serving `spark_release` (X.Y.Z) with `scala_binary` (None: the only line of that minor, if one),
     or UnsupportedSparkError naming the supported ones."""
-    minor = ".".join(spark_release.split(".")[:2])
+    minor = minor_of(spark_release)
     candidates = [line for line in supported_lines() if line.minor == minor]
     if scala_binary is not None:
         candidates = [line for line in candidates if line.scala_binary == scala_binary]

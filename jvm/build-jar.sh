@@ -106,13 +106,18 @@ with zipfile.ZipFile(sys.argv[1]) as jar:
 PY
 }
 
+# The sources' fingerprint in $SOURCES, computed once a run (the sources do not change while it builds).
+SOURCES=""
+compute_sources() { [ -n "$SOURCES" ] || SOURCES="$(fingerprint)"; }
+
 # Whether each line's jar exists and is built from these sources.
 is_current() {
-  local line jar sources; sources="$(fingerprint)"
+  local line jar
+  compute_sources
   for line in "$@"; do
     jar="$(jar_of "$line")" || return 1
     [ -f "$jar" ] || return 1
-    [ "$(jar_property "$jar" sources.sha256)" = "$sources" ] || return 1
+    [ "$(jar_property "$jar" sources.sha256)" = "$SOURCES" ] || return 1
   done
 }
 
@@ -157,11 +162,11 @@ fetch_sbt_launcher() {
 run_sbt() {
   require_java
   fetch_sbt_launcher
-  local sources; sources="$(fingerprint)"
+  compute_sources
   # build.sbt stamps the jar with the fingerprint (sources.sha256 in hsbloom-build.properties).
   # sbt runs one command and exits, too briefly to repay the JIT's server compiler: the client compiler only
   # (docs/design/decisions.md, "The test run"). Forked test JVMs keep the default.
-  (cd "$JVM" && HSBLOOM_SOURCES_SHA256="$sources" java \
+  (cd "$JVM" && HSBLOOM_SOURCES_SHA256="$SOURCES" java \
       -Xmx2g -Xss4m -XX:TieredStopAtLevel=1 \
       -Dsbt.repository.config="$JVM/project/repositories" -Dsbt.override.build.repos=true \
       -Dsbt.ci=true -Dsbt.color=false -Dsbt.supershell=false -Dsbt.server.forcestart=false \

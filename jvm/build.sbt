@@ -122,7 +122,7 @@ lazy val spark41_213 = lineProject(sparkLine("4.1", "2.13"), file("lines") / "sp
 lazy val spark40_213 = lineProject(sparkLine("4.0", "2.13"), file("lines") / "spark40_213")
 
 val declaredLines: Unit = {
-  val declared = Set("root", "spark43_213", "spark41_213", "spark40_213")
+  val declared = Seq(root, spark43_213, spark41_213, spark40_213).map(_.id).toSet
   val missing = sparkLines.map(l => if (l == primaryLine) "root" else l.id).filterNot(declared)
   if (missing.nonEmpty) sys.error(s"spark_lines.tsv has lines without a project in build.sbt: ${missing.mkString(", ")}")
 }
