@@ -74,6 +74,7 @@ build_bench_jar() {
 # A line's id (4.1_2.13, for 4.1 or 4.1_2.13) and its tested releases, from the table (build-jar.sh reads it).
 line_id() { build_jar_script line "$1" | cut -f1; }
 line_releases() { build_jar_script line "$1" | cut -f2; }
+line_connect() { build_jar_script line "$1" | cut -f3; }
 
 compat_scala() {
   local sbt_args=() line project
@@ -86,19 +87,41 @@ compat_scala() {
   run_sbt "${sbt_args[@]}"
 }
 
-# One pyspark release's environment: created once, then hsbloom reinstalled from this clone.
+# The Scala version (2.12, 2.13) of the Spark a venv's pyspark ships, read off its scala-library jar.
+pyspark_scala() {
+  local jars="$1"
+  ls "$jars" | sed -n 's/^scala-library-\([0-9]*\.[0-9]*\)\..*\.jar$/\1/p' | head -1
+}
+
+# One line's environment for one pyspark release: created once, then hsbloom reinstalled from this clone. Where the
+# pyspark wheel ships another Scala than the line's (pyspark 3.5 ships 2.12), its jars/ are replaced by the line's
+# Spark from the registry (build-jar.sh spark-runtime), as a Spark distribution built for that Scala has them.
 compat_python() {
-  local release="$1" venv="$ROOT/.venvs/pyspark-$1" py
+  local line="$1" release="$2" id venv py jars
+  id="$(line_id "$line")"
+  venv="$ROOT/.venvs/$id-pyspark-$release"
   py="$venv/bin/python"
-  if [ ! -x "$py" ] || [ "$(cat "$venv/.ready" 2>/dev/null)" != "$release" ]; then
-    log "creating .venvs/pyspark-$release"
+  if [ ! -x "$py" ] || [ "$(cat "$venv/.ready" 2>/dev/null)" != "$id $release" ]; then
+    log "creating .venvs/$id-pyspark-$release"
     rm -rf "$venv" && "$(find_python)" -m venv "$venv"
     "$py" -m pip install --quiet --upgrade pip
-    "$py" -m pip install --quiet "pyspark[connect]==$release" pytest
-    echo "$release" > "$venv/.ready"
+    # Connect's client packages only where the line has the Connect server (the table's connect column).
+    if [ "$(line_connect "$line")" = yes ]; then
+      "$py" -m pip install --quiet "pyspark[connect]==$release" pytest
+    else
+      "$py" -m pip install --quiet "pyspark==$release" pytest
+    fi
+    jars="$("$py" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
+    if [ "$(pyspark_scala "$jars")" != "${id#*_}" ]; then
+      log "pyspark $release ships Scala $(pyspark_scala "$jars"): its jars/ become Spark $release for Scala ${id#*_}"
+      build_jar_script spark-runtime "$line" "$jars" || return 1
+      [ "$(pyspark_scala "$jars")" = "${id#*_}" ] || { log "no Scala ${id#*_} Spark in $jars"; return 1; }
+    fi
+    echo "$id $release" > "$venv/.ready"
   fi
   # As a user installs it, with the extras that name pyspark: pip must keep the environment's release.
-  "$py" -m pip install --quiet "$ROOT[spark,connect]"
+  local extras=spark; [ "$(line_connect "$line")" = yes ] && extras=spark,connect
+  "$py" -m pip install --quiet "$ROOT[$extras]"
   local kept; kept="$("$py" -c 'import pyspark; print(pyspark.__version__)')"
   if [ "$kept" != "$release" ]; then log "pip install of hsbloom replaced pyspark $release with $kept"; return 1; fi
   log "compat/ on pyspark $release"
@@ -121,8 +144,8 @@ run_compat() {
   primary_release="$(line_releases "$PRIMARY_LINE" | cut -d' ' -f1)"
   for line in "$@"; do
     for release in $(line_releases "$line"); do
-      [ "$release" = "$primary_release" ] && continue
-      compat_python "$release" || { status=1; log "the compatibility run on pyspark $release failed"; }
+      [ "$(line_id "$line")" = "$PRIMARY_LINE" ] && [ "$release" = "$primary_release" ] && continue
+      compat_python "$line" "$release" || { status=1; log "the compatibility run of $line on pyspark $release failed"; }
     done
   done
   local scala_status=0

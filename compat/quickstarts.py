@@ -1,5 +1,6 @@
 """The quickstarts as a user runs them, each in a JVM of its own: examples/quickstart.py with this environment's
-python, and examples/sql_quickstart.sql in pyspark's spark-sql shell with hsbloom (`hsbloom.spark_sql_command`).
+python, and examples/sql_quickstart.sql in pyspark's spark-sql shell with hsbloom (`hsbloom.spark_sql_command`;
+where the Spark has no such shell, by sql_file.py).
 
 They share nothing with the suite's session, so conftest.py starts them when the test session starts and they run
 while the other tests do; test_examples.py, run last, waits for them and reads what they printed. Each runs in a
@@ -55,6 +56,14 @@ class Example:
             self.process.wait()
 
 
+def has_spark_sql_shell() -> bool:
+    """Whether this environment's Spark has the spark-sql shell (its thrift server's jar): pyspark does; the Spark
+    3.5 / Scala 2.13 runtime the compatibility run assembles from the registry does not, which serves none."""
+    import pyspark
+
+    return any((Path(pyspark.__file__).parent / "jars").glob("spark-hive-thriftserver_*.jar"))
+
+
 def start(root: Path) -> dict[str, Example]:
     """Both quickstarts, started in folders under `root`: {"python": ..., "sql": ...}."""
     python_folder, sql_folder = root / "quickstart", root / "sql_quickstart"
@@ -67,7 +76,12 @@ def start(root: Path) -> dict[str, Example]:
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={sql_folder / 'derby'}",
         "spark.ui.enabled": "false",
     }
-    sql = hsbloom.spark_sql_command(master="local[2]", conf=conf) + ["-S", "-f", str(EXAMPLES / "sql_quickstart.sql")]
+    script = str(EXAMPLES / "sql_quickstart.sql")
+    if has_spark_sql_shell():
+        sql = hsbloom.spark_sql_command(master="local[2]", conf=conf) + ["-S", "-f", script]
+    else:  # the same statements, printed as the shell prints them, in a session of its own (sql_file.py)
+        sql = [sys.executable, str(Path(__file__).resolve().parent / "sql_file.py"), script]
+        sql += [f"{key}={value}" for key, value in conf.items() if key != "spark.driver.extraJavaOptions"]
     return {
         "python": Example([sys.executable, "quickstart.py", "--rows", "20000", "--files", "8"], python_folder),
         "sql": Example(sql, sql_folder),

@@ -55,11 +55,12 @@ def delta_session(spark, line):
 
 
 def test_the_session_resolves_the_delta_jar_that_serves_this_spark(line, delta_session):
-    """Delta publishes a jar per Spark minor: the session has the line's, of the installed delta-spark's release if
-    there is one, else of the release the line names."""
+    """Delta 4 publishes a jar per Spark minor, Delta 3 (Spark 3.5's) one per Scala version: the session has the
+    line's, of the installed delta-spark's release if there is one, else of the release the line names."""
     packages = delta_session.sparkContext.getConf().get("spark.jars.packages")
     release = installed_delta() or line.delta
-    assert f"io.delta:delta-spark_{line.minor}_{line.scala_binary}:{release}" in packages.split(",")
+    artifact = f"delta-spark_{line.scala_binary}" if line.minor == "3.5" else f"delta-spark_{line.minor}_{line.scala_binary}"
+    assert f"io.delta:{artifact}:{release}" in packages.split(",")
     assert release.split(".")[:2] == line.delta.split(".")[:2]
 
 

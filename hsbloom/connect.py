@@ -20,9 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hsbloom.errors import HsbloomSessionError, InvalidArgumentError
+from hsbloom.errors import HsbloomSessionError, InvalidArgumentError, UnsupportedSparkError
 from hsbloom.launch import check_master_and_conf, hsbloom_flags, spark_home
 from hsbloom.session_checks import SERVER_CLASS
+from hsbloom.spark_lines import running_line, running_spark_release
 DEFAULT_PORT = 15002
 HOST = "127.0.0.1"
 PORT_CONF = "spark.connect.grpc.binding.port"
@@ -44,6 +45,18 @@ def _check_arguments(port: int, master: str, conf: dict[str, str]) -> None:
             )
 
 
+def _check_connect_server() -> None:
+    """UnsupportedSparkError on a Spark line without the Connect server hsbloom runs in (spark_lines.tsv's
+    connect column): Spark 3.5's pyspark ships no Spark Connect server."""
+    line = running_line()
+    if not line.connect:
+        raise UnsupportedSparkError(
+            f"hsbloom's Spark Connect server needs Spark 4.0 or later: pyspark {running_spark_release()} "
+            f"(Spark {line.name}) ships no Spark Connect server for hsbloom to run in. Use a classic session "
+            "(hsbloom.configure) on this Spark, or a Spark 4 server (docs/deploy.md#versions)"
+        )
+
+
 def connect_server_command(
     port: int = DEFAULT_PORT,
     delta: bool = False,
@@ -60,6 +73,7 @@ def connect_server_command(
     """
     conf = dict(conf or {})
     _check_arguments(port, master, conf)
+    _check_connect_server()
     head = [str(spark_home() / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--name", "hsbloom Spark Connect server"]
     return head + hsbloom_flags(delta, jar, master, conf, {ADDRESS_CONF: HOST, PORT_CONF: str(port)})
 

@@ -121,7 +121,8 @@ def first_line(exc: BaseException, limit: int = 500) -> str:
 
 def _hsbloom_error_of(exc: BaseException) -> HsbloomError | None:
     """The hsbloom error a Spark exception carries (its error class and message parameter), else None."""
-    get_condition = getattr(exc, "getCondition", None)
+    # pyspark 4 names it getCondition; 3.5 has only getErrorClass (4 keeps it, deprecated).
+    get_condition = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
     condition = get_condition() if callable(get_condition) else None
     kind = ERROR_CLASSES.get(condition or "")
     if kind is None:

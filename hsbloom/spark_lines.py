@@ -30,6 +30,8 @@ class SparkLine:
     """The full Scala version its Spark is built with, e.g. "2.13.18"."""
     compile: str
     """What the jar is compiled against: maven:X.Y.Z or pyspark:X.Y.Z."""
+    suite: str
+    """The Spark release the line's Scala suite runs against."""
     tested: tuple[str, ...]
     """The pyspark releases the test run installs for this line."""
     delta: str | None
@@ -68,9 +70,9 @@ def supported_lines() -> tuple[SparkLine, ...]:
     rows = [r for r in TABLE.read_text().splitlines() if r.strip() and not r.startswith("#")][1:]
     lines = []
     for row in rows:
-        minor, scala, compile_against, tested, delta, connect = row.split("\t")
+        minor, scala, compile_against, suite, tested, delta, connect = row.split("\t")
         lines.append(
-            SparkLine(minor, scala, compile_against, tuple(tested.split()), None if delta == "-" else delta,
+            SparkLine(minor, scala, compile_against, suite, tuple(tested.split()), None if delta == "-" else delta,
                       connect == "yes")
         )  # fmt: skip
     return tuple(lines)

@@ -11,10 +11,13 @@
 #                                          (default: every line) unless it is current
 #   jvm/build-jar.sh is-current [LINE...]  exit 0 if those jars are built from these sources
 #   jvm/build-jar.sh lines                 print the lines (4.2_2.13, ...), the primary line first
-#   jvm/build-jar.sh line LINE             print a line's id and its tested pyspark releases (tab-separated)
+#   jvm/build-jar.sh line LINE             print a line's id, its tested pyspark releases and whether it has
+#                                          Connect (tab-separated)
 #   jvm/build-jar.sh project LINE          print a line's sbt project (root for the primary line)
 #   jvm/build-jar.sh jar LINE              print the path of a line's jar
 #   jvm/build-jar.sh fetch-spark LINE      fetch the pyspark jars a pyspark-compiled line compiles against
+#   jvm/build-jar.sh spark-runtime LINE DIR  copy the jars of a line's Spark (its suite release, from the registry)
+#                                          into DIR: a pyspark's jars/ for a line whose Scala the wheel lacks
 #   jvm/build-jar.sh sbt ARGS              run sbt in jvm/ with the project's settings
 #   jvm/build-jar.sh fingerprint           print the sources' fingerprint (a jar's sources.sha256)
 #
@@ -167,7 +170,7 @@ run_sbt() {
   # sbt runs one command and exits, too briefly to repay the JIT's server compiler: the client compiler only
   # (docs/design/decisions.md, "The test run"). Forked test JVMs keep the default.
   (cd "$JVM" && HSBLOOM_SOURCES_SHA256="$SOURCES" java \
-      -Xmx2g -Xss4m -XX:TieredStopAtLevel=1 \
+      -Xmx2g -Xss4m -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m \
       -Dsbt.repository.config="$JVM/project/repositories" -Dsbt.override.build.repos=true \
       -Dsbt.ci=true -Dsbt.color=false -Dsbt.supershell=false -Dsbt.server.forcestart=false \
       -jar "$LAUNCHER" "$@" </dev/null)
@@ -187,11 +190,15 @@ case "$cmd" in
     is_current "$@" || { log "error: sbt finished, but a jar of $* is missing or not stamped with these sources"; exit 1; } ;;
   is-current) [ $# -gt 0 ] || set -- $(all_lines); is_current "$@" ;;
   lines) all_lines ;;
-  line) row_of "${1:?usage: build-jar.sh line LINE}" | awk -F'\t' '{ split($2, v, "."); print $1 "_" v[1] "." v[2] "\t" $4 }' ;;
+  line) row_of "${1:?usage: build-jar.sh line LINE}" | awk -F'\t' '{ split($2, v, "."); print $1 "_" v[1] "." v[2] "\t" $5 "\t" $7 }' ;;
   project) project_of "${1:?usage: build-jar.sh project LINE}" ;;
   jar) jar_of "${1:?usage: build-jar.sh jar LINE}" ;;
   fetch-spark) fetch_pyspark_jars "${1:?usage: build-jar.sh fetch-spark LINE}" ;;
+  spark-runtime)
+    project="$(project_of "${1:?usage: build-jar.sh spark-runtime LINE DIR}")" || exit 1
+    dir="$(realpath -m "${2:?usage: build-jar.sh spark-runtime LINE DIR}")"
+    run_sbt "$project/exportSparkRuntime $dir" ;;
   fingerprint) fingerprint ;;
   sbt) run_sbt "$@" ;;
-  *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

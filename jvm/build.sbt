@@ -60,6 +60,14 @@ def compiledAgainst(line: SparkLine) = Seq(
   }
 )
 
+/**
+ * Spark itself, of the release a line's Scala suite runs against, as a Spark distribution has it (SQL, Hive and the
+ * spark-sql shell's thrift server, and all they depend on), resolved only when asked: for a Python environment whose
+ * pyspark ships another Scala than the line's (pyspark 3.5 ships Scala 2.12, so the 3.5 / 2.13 line's compatibility
+ * run swaps its jars/ for these; ../dev.sh compat).
+ */
+val exportSparkRuntime = inputKey[Unit]("copy the jars of the line's Spark (its suite release) into the folder given")
+
 /** A Spark line's jar and its Scala tests, from the one source tree. */
 def lineProject(line: SparkLine, base: File): Project = Project(if (line == primaryLine) "root" else line.id, base)
   .dependsOn(testKms % "test->compile")
@@ -71,6 +79,23 @@ def lineProject(line: SparkLine, base: File): Project = Project(if (line == prim
     Compile / unmanagedSourceDirectories ++= versionFolders("main", line),
     Test / unmanagedSourceDirectories ++= versionFolders("test", line),
     libraryDependencies ++= Seq("org.scalatest" %% "scalatest" % "3.2.19" % Test) ++ deltaForTests(line),
+    exportSparkRuntime := {
+      val target = file(complete.DefaultParsers.spaceDelimited("<folder>").parsed.headOption
+        .getOrElse(sys.error("exportSparkRuntime: give the folder to copy Spark's jars into")))
+      if (!line.fromMaven) sys.error(s"Spark ${line.line}'s release ${line.suite} is not in the registry: use its pyspark")
+      val log = streams.value.log
+      val spark = "org.apache.spark" %% "spark-hive-thriftserver" % line.suite
+      IO.withTemporaryDirectory { fetched =>
+        val jars = dependencyResolution.value.retrieve(spark, scalaModuleInfo.value, fetched, log)
+          .fold(w => throw w.resolveException, identity).filter(_.getName.endsWith(".jar"))
+        IO.delete(target)
+        IO.copy(jars.map(j => j -> target / j.getName))
+        log.info(s"${jars.size} jars of Spark ${line.suite} (Scala ${line.scalaBinary}) in $target")
+      }
+    },
+    // The Scala suite's Spark, where it is a newer patch than the one the jar compiles against (the suite column).
+    libraryDependencies ++= (if (line.suite == line.sparkRelease) Nil
+      else Seq("org.apache.spark" %% "spark-sql" % line.suite % Test)),
     // A resource that says which Spark line and Scala the jar was built for; the extension compares it with
     // the running Spark at session start.
     Compile / resourceGenerators += Def.task {
@@ -94,6 +119,8 @@ def lineProject(line: SparkLine, base: File): Project = Project(if (line == prim
       "--add-opens=java.base/java.nio=ALL-UNNAMED",
       "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
       "--add-opens=java.base/java.util=ALL-UNNAMED",
+      // Spark 3.5's (4.0 and later open it themselves).
+      "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
       "-Xmx2g"
     ),
     Test / envVars ++= Map(
@@ -120,9 +147,11 @@ lazy val root = lineProject(primaryLine, file("."))
 lazy val spark43_213 = lineProject(sparkLine("4.3", "2.13"), file("lines") / "spark43_213")
 lazy val spark41_213 = lineProject(sparkLine("4.1", "2.13"), file("lines") / "spark41_213")
 lazy val spark40_213 = lineProject(sparkLine("4.0", "2.13"), file("lines") / "spark40_213")
+lazy val spark35_212 = lineProject(sparkLine("3.5", "2.12"), file("lines") / "spark35_212")
+lazy val spark35_213 = lineProject(sparkLine("3.5", "2.13"), file("lines") / "spark35_213")
 
 val declaredLines: Unit = {
-  val declared = Seq(root, spark43_213, spark41_213, spark40_213).map(_.id).toSet
+  val declared = Seq(root, spark43_213, spark41_213, spark40_213, spark35_212, spark35_213).map(_.id).toSet
   val missing = sparkLines.map(l => if (l == primaryLine) "root" else l.id).filterNot(declared)
   if (missing.nonEmpty) sys.error(s"spark_lines.tsv has lines without a project in build.sbt: ${missing.mkString(", ")}")
 }
@@ -162,5 +191,8 @@ lazy val testKms = (project in file("testkms"))
   .settings(
     compiledAgainstSpark,
     name := "hsbloom-test-kms",
+    // Java only, without Scala's library: the Scala tests of every line use it, Scala 2.12's and 2.13's alike.
+    crossPaths := false,
+    autoScalaLibrary := false,
     Compile / packageBin / artifactPath := file("target") / "hsbloom-test-kms.jar"
   )

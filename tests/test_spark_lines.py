@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 import hsbloom
 from hsbloom import session as hs_session
@@ -83,16 +84,30 @@ def test_the_primary_lines_pins_are_the_dev_environments():
     assert not [r for r in project["build-system"]["requires"] if r.startswith("pyspark")]
 
 
-def test_the_spark_extra_spans_exactly_the_supported_lines():
+def _bounds(lines) -> str:
+    minors = sorted({tuple(map(int, line.minor.split("."))) for line in lines})
+    low, high = minors[0], minors[-1]
+    # Every minor between the bounds is a line (Spark 3.5 is the last 3.x): the extra admits no Spark that
+    # configure refuses.
+    for major in range(low[0], high[0] + 1):
+        first = low[1] if major == low[0] else 0
+        last = high[1] if major == high[0] else max(m for a, m in minors if a == major)
+        assert [(major, m) for m in range(first, last + 1)] == [m for m in minors if m[0] == major]
+    return f">={low[0]}.{low[1]}.0,<{high[0]}.{high[1] + 1}"
+
+
+def test_the_extras_span_exactly_the_supported_lines():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     extras = project["project"]["optional-dependencies"]
-    minors = sorted(tuple(map(int, line.minor.split("."))) for line in LINES)
-    low, high = minors[0], minors[-1]
-    bounds = f">={low[0]}.{low[1]}.0,<{high[0]}.{high[1] + 1}"
-    assert extras["spark"] == [f"pyspark{bounds}"]
-    assert extras["connect"] == [f"pyspark[connect]{bounds}"]
-    # Every minor between the bounds is a line: the extra admits no Spark that configure refuses.
-    assert [(low[0], m) for m in range(low[1], high[1] + 1)] == [m for m in minors if m[0] == low[0]]
+    assert extras["spark"] == [f"pyspark{_bounds(LINES)}"]
+    assert extras["connect"] == [f"pyspark[connect]{_bounds([line for line in LINES if line.connect])}"]
+    # Delta's Python package: the minors of the lines' Delta releases, and none of the minors Delta released
+    # between and around them (after 3.3 came 4.0).
+    deltas = {".".join(line.delta.split(".")[:2]) for line in LINES if line.delta}
+    (requirement,) = extras["delta"]
+    spec = SpecifierSet(requirement.removeprefix("delta-spark"))
+    released = {f"{major}.{minor}" for major, last in ((2, 4), (3, 3), (4, 9)) for minor in range(0, last + 1)}
+    assert {minor for minor in released if f"{minor}.0" in spec} == deltas
 
 
 def test_the_build_has_a_project_per_line():

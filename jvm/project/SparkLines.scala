@@ -4,7 +4,8 @@ import sbt._
  * One row of ../hsbloom/spark_lines.tsv: a Spark line (minor release and Scala version) hsbloom builds a jar for,
  * the Spark it compiles against, the releases the tests run and the Delta that serves it (see the table's header).
  */
-case class SparkLine(line: String, scala: String, compile: String, tested: Seq[String], delta: Option[String]) {
+case class SparkLine(line: String, scala: String, compile: String, suite: String, tested: Seq[String],
+    delta: Option[String]) {
   def scalaBinary: String = scala.split('.').take(2).mkString(".")
   /** The sbt project's id: spark42_213. */
   def id: String = s"spark${line.replace(".", "")}_${scalaBinary.replace(".", "")}"
@@ -17,6 +18,8 @@ case class SparkLine(line: String, scala: String, compile: String, tested: Seq[S
   /** The Spark release the jar is compiled against. */
   def sparkRelease: String = release
   def fromMaven: Boolean = source == "maven"
+  if (suite != release && !fromMaven)
+    sys.error(s"spark_lines.tsv: line $line's suite column is $suite: a pyspark line's suite runs on its compile release")
   /** Where build-jar.sh unpacks the jars/ folder of pyspark `sparkRelease` for a `pyspark:` line. */
   def pysparkJars: File = file(".spark") / s"pyspark-$release" / "jars"
   private val Minor = """(\d+)\.(\d+)""".r
@@ -41,9 +44,9 @@ object SparkLine {
   def readTable(table: File): Seq[SparkLine] = {
     val rows = IO.readLines(table).filterNot(l => l.startsWith("#") || l.trim.isEmpty)
     rows.drop(1).map(_.split('\t')).map {
-      case Array(line, scala, compile, tested, delta, _) =>
-        SparkLine(line, scala, compile, tested.split(' ').toSeq, Some(delta).filter(_ != "-"))
-      case other => sys.error(s"$table: a row of 6 tab-separated columns expected, not ${other.mkString("|")}")
+      case Array(line, scala, compile, suite, tested, delta, _) =>
+        SparkLine(line, scala, compile, suite, tested.split(' ').toSeq, Some(delta).filter(_ != "-"))
+      case other => sys.error(s"$table: a row of 7 tab-separated columns expected, not ${other.mkString("|")}")
     }
   }
 }

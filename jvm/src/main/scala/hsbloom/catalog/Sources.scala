@@ -11,7 +11,7 @@ import org.apache.spark.sql.types._
 
 import hsbloom.HsbloomException
 import hsbloom.format.{IndexSource, ReadFacts, ReadOptions, SourceFile}
-import hsbloom.shim.{ClassicDataset, Delta, FileSources}
+import hsbloom.shim.{ClassicDataset, Collations, Delta, FileSources}
 
 /**
  * Resolves a DataFrame to the files it scans, for create and refresh: the source description the log records,
@@ -27,7 +27,7 @@ import hsbloom.shim.{ClassicDataset, Delta, FileSources}
 object Sources {
   /** Types whose values hash the way Parquet hashes them, so a filter probe can be exact. */
   private def indexable(dataType: DataType): Boolean = dataType match {
-    case s: StringType => s.collationId == StringType.collationId // UTF8_BINARY: equal iff same bytes
+    case s: StringType => Collations.isBinary(s) // UTF8_BINARY: equal iff same bytes
     case ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType => true
     case BinaryType | DateType | TimestampType | TimestampNTZType => true
     case _: DecimalType => true

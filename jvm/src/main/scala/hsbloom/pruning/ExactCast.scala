@@ -4,6 +4,8 @@ import org.apache.spark.sql.catalyst.expressions.{Cast, EvalMode, Literal}
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.types._
 
+import hsbloom.shim.Collations
+
 /**
  * Which values of a column can make `cast(column as S) = literal` true.
  *
@@ -63,7 +65,7 @@ object ExactCast {
     case (DateType, TimestampType | TimestampNTZType) => true
     // Each number or date has one canonical text ('205', '2020-07-24'); other spellings ('0205', ' 205',
     // '2020-7-24') are no value's cast, which `inverse`'s round trip finds (docs/design/exact-types.md).
-    case (Integral() | DateType, s: StringType) => s.collationId == StringType.collationId
+    case (Integral() | DateType, s: StringType) => Collations.isBinary(s)
     case (c @ Integral(), t @ (FloatType | DoubleType)) => maxMagnitude(c) < (1L << mantissaBits(t))
     case _ => false
   }

@@ -70,12 +70,11 @@ object BroadcastKeys {
     val broadcast = j.build match {
       case stage: BroadcastQueryStageExec => Right(stage) // adaptive: materialized already
       case exchange: BroadcastExchangeExec if !conf.adaptiveExecutionEnabled && conf.exchangeReuseEnabled =>
-        Right(QueryExecution.prepareExecutedPlan(session.asInstanceOf[org.apache.spark.sql.classic.SparkSession],
-          exchange))
+        Right(QueryExecution.prepareExecutedPlan(Classic.session(session), exchange))
       case other => Left(s"the join's broadcast (${other.nodeName}) cannot be reused here")
     }
     broadcast.map { plan =>
-      InSubqueryExec(probe, SubqueryBroadcastExec(name, Seq(index), buildKeys, plan), NamedExpression.newExprId)
+      InSubqueryExec(probe, BroadcastSubquery(name, index, buildKeys, plan), NamedExpression.newExprId)
     }
   }
 

@@ -8,12 +8,12 @@ import org.apache.spark.sql.types.{DataType, StructType}
 
 /**
  * A SQL parser that parses some statements itself (`ownStatement`) and hands everything else to the parser it
- * wraps, unchanged. Spark's `ParserInterface` gains members from line to line (`parsePlanWithParameters` in 4.1,
- * `splitStatements` in 4.3), so those come from traits of the shim's version folders, and a subclass (the sql
- * package's parser) is the same on every line.
+ * wraps, unchanged. Spark's `ParserInterface` gains members from line to line (`parseRoutineParam` in 4.0,
+ * `parsePlanWithParameters` in 4.1, `splitStatements` in 4.3), so those come from traits of the shim's version
+ * folders, and a subclass (the sql package's parser) is the same on every line.
  */
 abstract class DelegatingParser(protected val delegate: ParserInterface)
-  extends ParserInterface with ParameterizedParsing with StatementSplitting {
+  extends ParserInterface with ParameterizedParsing with RoutineParsing with StatementSplitting {
 
   /** The plan of one of this parser's own statements, or None; `parse` is the wrapped parser's, for sub-queries. */
   protected def ownStatement(sqlText: String, parse: String => LogicalPlan): Option[LogicalPlan]
@@ -27,7 +27,6 @@ abstract class DelegatingParser(protected val delegate: ParserInterface)
     delegate.parseFunctionIdentifier(sqlText)
   override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
   override def parseQuery(sqlText: String): LogicalPlan = delegate.parseQuery(sqlText)
-  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
   override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
   override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
 }

@@ -70,7 +70,9 @@ object Delta {
   def logFileIndexSnapshot(index: FileIndex): (Long, String, Option[CatalogTable]) = {
     val version = index.getClass.getMethod("version").invoke(index).asInstanceOf[Long]
     val path = index.getClass.getMethod("path").invoke(index).toString
-    val table = index.getClass.getMethod("catalogTableOpt").invoke(index).asInstanceOf[Option[CatalogTable]]
+    // Delta 3.3 (Spark 3.5) has no catalogTableOpt: its scans name no catalog table.
+    val table = index.getClass.getMethods.find(m => m.getName == "catalogTableOpt" && m.getParameterCount == 0)
+      .map(_.invoke(index).asInstanceOf[Option[CatalogTable]]).getOrElse(None)
     (version, path, table)
   }
 

@@ -13,7 +13,11 @@ package hsbloom
  *
  *
  *  - `ClassicDataset`: the Dataset class Python's DataFrames are on the JVM
- *    (Spark 4's `org.apache.spark.sql.classic`), for methods Python calls.
+ *    (Spark 4's `org.apache.spark.sql.classic`, 3.5's `sql`: `Classic`, per
+ *    line), for methods Python calls.
+ *  - `Collations`: whether a string type compares as its bytes (Spark 4's
+ *    collations; none on 3.5). `BroadcastSubquery`: Spark's subquery of a
+ *    broadcast's key (one index on 3.5, a sequence on 4).
  *  - `FileRelation`: the extractor of a logical scan of files (`LogicalRelation`
  *    over a `HadoopFsRelation`; its field list changes between Spark versions),
  *    and `FileSources`: a relation's format name and whether a listing is
@@ -43,13 +47,20 @@ package hsbloom
  *  - `DelegatingFileIndex`: a `FileIndex` that forwards every member of
  *    Spark's internal trait to another one but `listFiles`, for hsbloom's
  *    wrappers (the build's selection of files, the pruning's file indexes).
- *  - `Datasets`: the DataFrame of a logical plan (`classic.Dataset.ofRows`), for
+ *  - `Datasets`: the DataFrame of a logical plan (`Dataset.ofRows`), for
  *    the query of `EXPLAIN BLOOMFILTER`. Declared in `org.apache.spark.sql.hsbloom`
- *    (its file is in this folder), since Spark keeps `ofRows` `private[sql]`.
+ *    (its files are in the version folders), since Spark keeps `ofRows` `private[sql]`.
+ *  - `DelegatingParser`: a parser that claims its own statements and hands the
+ *    rest on; the members Spark's `ParserInterface` gained by line come from
+ *    the version folders' `ParameterizedParsing`, `RoutineParsing` and
+ *    `StatementSplitting`.
+ *
+ * Version-specific pieces live in jvm/src/main/spark-X.Y[-A.B] (the lines they
+ * serve; build.sbt adds the folders of each line).
  */
 package object shim {
-  /** The JVM class of a Python DataFrame's `_jdf` in Spark 4 (`org.apache.spark.sql.classic.Dataset`). */
-  type ClassicDataset[T] = org.apache.spark.sql.classic.Dataset[T]
+  /** The JVM class of a Python DataFrame's `_jdf` (Spark 4's `org.apache.spark.sql.classic.Dataset`). */
+  type ClassicDataset[T] = Classic.Dataset[T]
 
   object ClassicDataset {
     /** `df` as the classic Dataset it is in a driver (the API's DataFrame type is its abstract parent). */

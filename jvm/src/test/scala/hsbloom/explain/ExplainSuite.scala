@@ -4,7 +4,7 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions.{col, concat, lit}
 import org.scalatest.funsuite.AnyFunSuite
 
-import hsbloom.testing.{Indexes, Queries, SharedSession}
+import hsbloom.testing.{Indexes, Queries, SharedSession, SparkFeatures}
 
 /**
  * What hsbloom says it does: `PruningExplain` (`hs.explain`, EXPLAIN BLOOMFILTER) shows both plans, the indexes each
@@ -67,7 +67,8 @@ class ExplainSuite extends AnyFunSuite with SharedSession with Indexes with Quer
     val retyped = spark.read.schema("k BIGINT").parquet(ints).where("k = 7")
     val notUsed = section(explainText(retyped), "Indexes not used:")
     assert(notUsed.startsWith("ints_k on ") && notUsed.contains("column.k differs"), notUsed)
-    assert(withHsbloom(filesRead(retyped)) == 5)
+    // Read whole where this Spark can read the files so (SparkFeatures: not 3.5).
+    if (SparkFeatures.readsWidenedParquetInts) assert(withHsbloom(filesRead(retyped)) == 5)
     assert(section(explainText(spark.read.parquet(ints).where("k = 7")), "Indexes not used:") == "(none)")
   }
 

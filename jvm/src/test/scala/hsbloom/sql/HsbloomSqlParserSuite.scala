@@ -12,6 +12,7 @@ import org.apache.spark.sql.execution.SparkSqlParser
 import org.scalatest.funsuite.AnyFunSuite
 
 import hsbloom.{BFIndexConfig, HsbloomException, RefreshResult}
+import hsbloom.testing.ErrorConditions
 
 /** The SQL statements parse into their commands, fail with the statement's form, and leave Spark's alone. */
 class HsbloomSqlParserSuite extends AnyFunSuite {
@@ -170,7 +171,7 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     val command = parseError("EXPLAIN BLOOMFILTER DELETE FROM t WHERE id = 1")
     assert(command.getMessage.contains("expected a query") && command.getMessage.contains("ANALYZE"), command.getMessage)
     val bad = parseError("EXPLAIN BLOOMFILTER\nSELECT * FROM t WHERE id =")
-    assert(bad.getCondition == "PARSE_SYNTAX_ERROR")
+    assert(ErrorConditions.of(bad) == "PARSE_SYNTAX_ERROR")
     assert(bad.command.contains("EXPLAIN BLOOMFILTER\nSELECT * FROM t WHERE id ="), "the statement as written")
     assert(bad.start.line.contains(2) && bad.start.startPosition.contains(26), bad.getMessage)
     assert(parseError("EXPLAIN BLOOMFILTER").getMessage.contains("expected a query, or ANALYZE and a statement"))
@@ -185,7 +186,7 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
   test("a malformed statement: PARSE_SYNTAX_ERROR at the failing word, saying what was expected, with the form") {
     def error(sql: String, expected: String): ParseException = {
       val e = parseError(sql)
-      assert(e.getCondition == "PARSE_SYNTAX_ERROR", e.getMessage)
+      assert(ErrorConditions.of(e) == "PARSE_SYNTAX_ERROR", e.getMessage)
       assert(e.getMessage.contains(expected), s"'$expected' not in: ${e.getMessage}")
       e
     }
@@ -268,10 +269,9 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     wrapped.parseFunctionIdentifier("f")
     wrapped.parseMultipartIdentifier("a.b")
     wrapped.parseQuery("SELECT 1")
-    wrapped.parseRoutineParam("a INT")
     wrapped.parseTableSchema("a INT")
     wrapped.parseDataType("INT")
     assert(calls == Seq("parsePlan", "parseExpression", "parseTableIdentifier", "parseFunctionIdentifier",
-      "parseMultipartIdentifier", "parseQuery", "parseRoutineParam", "parseTableSchema", "parseDataType"))
+      "parseMultipartIdentifier", "parseQuery", "parseTableSchema", "parseDataType"))
   }
 }
