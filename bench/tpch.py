@@ -1,7 +1,7 @@
 """TPC-H with hsbloom off and on: the 22 queries, then selective shapes against their limit.
 
     ./dev.sh bench tpch [--scale-factor 1] [--parts 24] [--repeat 5] [--seconds 30] [--shape-repeat 7]
-                            [--queries 1,8,9]
+                            [--queries 1,8,9] [--answers FILE]
 
 The tables are generated as Parquet by tpchgen-cli (--parts files a table)
 under bench/data/ and indexed on their key columns (tests/tpch_data.py):
@@ -23,6 +23,7 @@ files: the limit shows how much any file pruning can gain there.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -36,9 +37,31 @@ import hsbloom  # noqa: E402
 from hsbloom.explain import files_read  # noqa: E402
 
 
-def run_queries(spark, numbers: list[int], repeat: int, seconds: float) -> None:
-    runs = {f"Q{n}": (lambda n=n: canonical(spark.sql(QUERIES[n]).collect())) for n in numbers}
-    compare_off_on(spark, runs, repeat, seconds)
+def run_queries(spark, numbers: list[int], repeat: int, seconds: float) -> dict[str, list[str]]:
+    """The queries off and on; returns each one's rows (as their texts), the same on and off where `identical`."""
+    answers: dict[str, list[str]] = {}
+
+    def run(n: int) -> list:
+        rows = canonical(spark.sql(QUERIES[n]).collect())
+        answers[f"Q{n}"] = [repr(r) for r in rows]
+        return rows
+
+    compare_off_on(spark, {f"Q{n}": (lambda n=n: run(n)) for n in numbers}, repeat, seconds)
+    return answers
+
+
+def check_answers(path: Path, answers: dict[str, list[str]], spark_version: str) -> None:
+    """Each query's rows against those another Spark wrote to `path` (--answers), or written there when it has none:
+    the rows must not depend on the Spark line hsbloom runs on."""
+    if not path.exists():
+        path.write_text(json.dumps({"spark": spark_version, "answers": answers}, indent=1) + "\n")
+        print(f"\nanswers of Spark {spark_version} written to {path}", flush=True)
+        return
+    recorded = json.loads(path.read_text())
+    differ = [q for q, rows in answers.items() if recorded["answers"].get(q) != rows]
+    print(f"\nanswers against Spark {recorded['spark']}'s ({path}): "
+          + (f"{len(answers)} of {len(answers)} the same" if not differ else f"DIFFERENT: {', '.join(differ)}"),
+          flush=True)
 
 
 def shapes(spark) -> list[tuple[str, str, str, str]]:
@@ -101,6 +124,8 @@ def main() -> None:
     add_off_on_arguments(parser)
     parser.add_argument("--shape-repeat", type=int, default=7,
                         help="runs of each selective shape, at least (more for short ones, as for the queries)")
+    parser.add_argument("--answers", type=Path,
+                        help="a JSON file of the queries' rows: compared with when it exists, else written")
     parser.add_argument("--queries", default="all",
                         help="comma-separated query numbers, 'all', or 'none' (the shapes only, in a cold session)")
     args = parser.parse_args()
@@ -120,7 +145,9 @@ def main() -> None:
           f"{args.repeat} rounds of off and on back to back (more for short queries: about {args.seconds:g} s a side), "
           "alternating which runs first")
     if numbers:
-        run_queries(spark, numbers, args.repeat, args.seconds)
+        answers = run_queries(spark, numbers, args.repeat, args.seconds)
+        if args.answers:
+            check_answers(args.answers, answers, spark.version)
     run_shapes(spark, directory, args.shape_repeat, args.seconds)
     hsbloom.disable(spark)
     spark.stop()

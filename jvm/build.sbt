@@ -61,8 +61,8 @@ def compiledAgainst(line: SparkLine) = Seq(
 )
 
 /**
- * Spark itself, of the release a line's Scala suite runs against, as a Spark distribution has it (SQL, Hive and the
- * spark-sql shell's thrift server, and all they depend on), resolved only when asked: for a Python environment whose
+ * Spark itself, of the release a line's Scala suite runs against (spark-sql and all it depends on: no Hive, whose
+ * spark-sql shell the registry here does not serve), resolved only when asked: for a Python environment whose
  * pyspark ships another Scala than the line's (pyspark 3.5 ships Scala 2.12, so the 3.5 / 2.13 line's compatibility
  * run swaps its jars/ for these; ../dev.sh compat).
  */
@@ -84,10 +84,10 @@ def lineProject(line: SparkLine, base: File): Project = Project(if (line == prim
         .getOrElse(sys.error("exportSparkRuntime: give the folder to copy Spark's jars into")))
       if (!line.fromMaven) sys.error(s"Spark ${line.line}'s release ${line.suite} is not in the registry: use its pyspark")
       val log = streams.value.log
-      val spark = "org.apache.spark" %% "spark-hive-thriftserver" % line.suite
+      val spark = "org.apache.spark" %% "spark-sql" % line.suite
       IO.withTemporaryDirectory { fetched =>
         val jars = dependencyResolution.value.retrieve(spark, scalaModuleInfo.value, fetched, log)
-          .fold(w => throw w.resolveException, identity).filter(_.getName.endsWith(".jar"))
+          .fold(w => throw w.resolveException, identity).filter(_.getName.endsWith(".jar")).distinct
         IO.delete(target)
         IO.copy(jars.map(j => j -> target / j.getName))
         log.info(s"${jars.size} jars of Spark ${line.suite} (Scala ${line.scalaBinary}) in $target")
