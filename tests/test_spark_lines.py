@@ -136,3 +136,4 @@ def test_the_guides_support_table_is_the_lines_table():
         assert row[2] == ", ".join(line.tested), line.name
         assert f"`{line.jar_name}`" in row[3], line.name
         assert row[4] == (f"delta-spark {line.delta}" if line.delta else "none yet"), line.name
+        assert row[5] == ("yes" if line.connect else "no"), line.name
