@@ -68,7 +68,7 @@ build_bench_jar() {
 }
 
 # The compatibility run (docs/design/spark-versions.md): per line, the whole Scala suite against the line's Spark
-# (the release its jar compiles against), and per pyspark release the table names for the line, compat/ in a venv
+# (the table's suite release), and per pyspark release the table names for the line, compat/ in a venv
 # of its own with that pyspark and hsbloom pip-installed from this clone (its jars are current, so no sbt runs;
 # pip must keep that pyspark). The primary line's first release is the main venv's, whose whole suite ran before.
 # A line's id (4.1_2.13, for 4.1 or 4.1_2.13) and its tested releases, from the table (build-jar.sh reads it).
