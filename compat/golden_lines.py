@@ -27,10 +27,6 @@ ROWS = 1000
 COLUMNS = ["id", "id AS key", "CASE WHEN id % 7 = 0 THEN NULL ELSE concat('ключ-', id, '-日本') END AS name"]
 
 
-def line_id(line) -> str:
-    return f"{line.minor}_{line.scala_binary}"
-
-
 def write_table(spark, table: Path, first: int, rows: int, files: int, mode: str = "errorifexists") -> None:
     """`rows` consecutive keys from `first` in `files` files: a key sits in exactly one file."""
     spark.range(first, first + rows, 1, files).selectExpr(*COLUMNS).write.mode(mode).parquet(str(table))
@@ -58,7 +54,7 @@ def generate() -> Path:
     from hsbloom.spark_lines import running_line
 
     line = running_line()
-    root = WRITTEN_AT / line_id(line)
+    root = WRITTEN_AT / line.id
     shutil.rmtree(root, ignore_errors=True)
     table, system = root / "table", root / "indexes"
     builder = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
@@ -68,13 +64,13 @@ def generate() -> Path:
     Hyperspace(spark).create_index(spark.read.parquet(str(table)), BFIndexConfig(INDEX, ["key", "name"]))
     version = spark.version
     spark.stop()
-    out = GOLDEN / line_id(line)
+    out = GOLDEN / line.id
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     shutil.copytree(table, out / "table")
     shutil.copytree(system, out / "indexes")
     mtimes = {p.name: p.stat().st_mtime_ns for p in sorted(table.iterdir()) if p.is_file()}
-    recorded = {"spark": version, "line": line_id(line), "table": str(table), "mtimes_ns": mtimes}
+    recorded = {"spark": version, "line": line.id, "table": str(table), "mtimes_ns": mtimes}
     (out / "golden.json").write_text(json.dumps(recorded, indent=2) + "\n")
     return out
 

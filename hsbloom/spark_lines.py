@@ -44,6 +44,11 @@ class SparkLine:
         return ".".join(self.scala.split(".")[:2])
 
     @property
+    def id(self) -> str:
+        """The line as the build and the test run name it: "4.2_2.13" (jvm/build-jar.sh lines)."""
+        return f"{self.minor}_{self.scala_binary}"
+
+    @property
     def name(self) -> str:
         """The line as users write it: "4.2 (Scala 2.13)"."""
         return f"{self.minor} (Scala {self.scala_binary})"

@@ -65,7 +65,8 @@ object Delta {
   /**
    * Of a `TahoeLogFileIndex`: the snapshot version the scan reads (`version()`,
    * from `SnapshotDescriptor`), the table's root (`path()`) and its catalog
-   * table (`catalogTableOpt()`). Throws when this Delta lacks them.
+   * table (`catalogTableOpt()`, None where this Delta has none: 3.3). Throws when
+   * this Delta lacks the first two.
    */
   def logFileIndexSnapshot(index: FileIndex): (Long, String, Option[CatalogTable]) = {
     val version = index.getClass.getMethod("version").invoke(index).asInstanceOf[Long]
