@@ -169,8 +169,8 @@ class Install:
             ran = (self.work / "quickstart.log").read_text(errors="replace")
             assert self.returncodes.get("quickstart") == 0, ran[-4000:]
             assert "built index events_keys" in ran
-            assert "user_id = 42 (absent): 0 row(s); files read 8 -> 0" in ran
-            assert re.search(r"user_id = -?\d+: 1 row\(s\); files read 8 -> 1;", ran), ran[-4000:]
+            assert "user_id = 42 (absent): 0 row(s); files read 8 -> 0 (files holding it: 0)" in ran
+            assert re.search(r"user_id = -?\d+: 1 row\(s\); files read 8 -> 1 \(files holding it: 1\);", ran), ran[-4000:]
         return output, json.loads(report[len(REPORT) :])
 
     def stop(self) -> None:
