@@ -23,6 +23,15 @@ KMS client: jvm/testkms) and indexed with spark.hsbloom.index.encryption=columns
 hsbloom over it, and its own limit (d_e), reading the encrypted files that hold
 a match, are printed beside the rest with their ratio e/d_e.
 
+Then, for `=` on each key, where a lookup's time goes: creating the
+DataFrame (listing the files, inferring the schema), planning, and running,
+for hsbloom off and on over the table's directory and for the limit over the
+holders' paths; and the same lookup over the table as a catalog table
+(`spark.table`: Spark keeps its listing and schema between queries) beside
+its limit, the holders read with the table's schema given. A lookup over a
+directory pays Spark's listing and schema inference of every file before
+any rule runs, with hsbloom on or off; the limit does not.
+
 Then, on a table of --planning-files files, what pruning adds to planning
 (the PrunedFileIndex's own time, as hs.explain reports it): the first query of
 an index version (which loads it) and later ones. Goal: at most 0.5 s.
@@ -144,6 +153,7 @@ def main() -> None:
             spark.conf.set(key, value)
     if not args.planning_only:
         lookups(spark, args)
+        time_split(spark, args)
     planning(spark, args)
     spark.stop()
 
@@ -209,6 +219,53 @@ def lookups(spark, args) -> None:
                   f"{med['c2']:6.2f}s {after2:>6d} {med['c2'] / med['d']:5.2f}x {med['b'] / med['c2']:5.2f}x" +
                   (f" {med['e']:7.2f}s {med['de']:7.2f}s {med['e'] / med['de']:5.2f}x" if encrypted else ""),
                   flush=True)
+
+
+def time_split(spark, args) -> None:
+    """Median milliseconds of a `=` lookup's phases: the DataFrame's creation, planning, running; by directory and
+    by catalog table, each beside its limit."""
+    table = key_table(spark, args.rows, args.files)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS bench_lookup_keys USING parquet LOCATION '{table}'")
+    schema = spark.read.parquet(table).schema
+    sample = spark.read.parquet(table).sample(fraction=2000 / args.rows, seed=7).collect()
+    random.Random(7).shuffle(sample)
+    print(f"\nwhere a '=' lookup's time goes (median of {args.repeat} interleaved rounds, ms): "
+          "create DataFrame / plan / run / total")
+    for column in COLUMNS:
+        cond = F.col(column) == sample[0][column]
+        hsbloom.enable(spark)
+        holders = sorted(r[0] for r in spark.read.parquet(table).where(cond)
+                         .select(F.input_file_name()).distinct().collect())
+        shapes = {  # name: (label, hsbloom on, the DataFrame before the filter)
+            "off": ("hsbloom off, the directory", False, lambda: spark.read.parquet(table)),
+            "on": ("hsbloom on, the directory", True, lambda: spark.read.parquet(table)),
+            "limit": ("the limit, the holders' paths", False, lambda: spark.read.parquet(*holders)),
+            "on_table": ("hsbloom on, the catalog table", True, lambda: spark.table("bench_lookup_keys")),
+            "limit_table": ("the limit, the holders, schema given", False,
+                            lambda: spark.read.schema(schema).parquet(*holders)),
+        }
+        times = {name: [] for name in shapes}
+        for round_ in range(args.repeat + 1):  # the first round warms up
+            for name, (_, enabled, source) in shapes.items():
+                (hsbloom.enable if enabled else hsbloom.disable)(spark)
+                start = time.perf_counter()
+                df = source().where(cond)
+                created = time.perf_counter()
+                df._jdf.queryExecution().executedPlan()
+                planned = time.perf_counter()
+                df.collect()
+                done = time.perf_counter()
+                if round_:
+                    times[name].append((created - start, planned - created, done - planned, done - start))
+        hsbloom.disable(spark)
+        med = {name: [statistics.median(t[k] for t in ts) * 1000 for k in range(4)] for name, ts in times.items()}
+        print(f"{column} = ({len(holders)} holder file(s) of {args.files})")
+        for name, (create_ms, plan_ms, run_ms, total_ms) in med.items():
+            print(f"  {shapes[name][0]:38s} {create_ms:6.1f} {plan_ms:6.1f} {run_ms:7.1f} {total_ms:7.1f}")
+        print(f"  on / limit: the directory {med['on'][3] / med['limit'][3]:.2f}x (creating its DataFrame: "
+              f"+{med['on'][0] - med['limit'][0]:.1f} ms, paid with hsbloom off too; planning: "
+              f"+{med['on'][1] - med['off'][1]:.1f} ms over off), "
+              f"the catalog table {med['on_table'][3] / med['limit_table'][3]:.2f}x")
 
 
 def planning(spark, args) -> None:
