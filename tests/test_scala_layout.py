@@ -42,6 +42,7 @@ MAX_LINES = 300
 # docs/design/architecture.md draws this table (test_the_architecture_doc_draws_the_layer_table).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hsbloom.sbbf", ()),
+    ("hsbloom.substring", ()),
     ("hsbloom.conf", ()),
     ("hsbloom (vocabulary)",
      ("HsbloomException", "BFIndexConfig", "IndexInfo", "RefreshResult", "VerifyResult", "BuildInfo")),
@@ -509,10 +510,10 @@ def test_an_import_up_the_layers_fails_naming_the_file_and_both_layers(tmp_path)
         "Hyperspace.scala": "package hsbloom\nclass Hyperspace { BFIndexConfig }\n",
     })
     assert violations(read_sources(main), main) == [
-        "hsbloom/BFIndexConfig.scala:2: Hyperspace: hsbloom (vocabulary) (layer 3) may not import "
-        "hsbloom (entry points) (layer 20)",
-        "hsbloom/format/LogEntry.scala:2: import hsbloom.log.LogStore: hsbloom.format (layer 4) may not import "
-        "hsbloom.log (layer 6)",
+        "hsbloom/BFIndexConfig.scala:2: Hyperspace: hsbloom (vocabulary) (layer 4) may not import "
+        "hsbloom (entry points) (layer 21)",
+        "hsbloom/format/LogEntry.scala:2: import hsbloom.log.LogStore: hsbloom.format (layer 5) may not import "
+        "hsbloom.log (layer 7)",
     ]
 
 

@@ -28,8 +28,10 @@ object ParquetHash {
   def hashLong(v: Long): Long = XXH64.hashLong(v, Seed)
   def hashFloat(v: Float): Long = hashInt(java.lang.Float.floatToRawIntBits(v))
   def hashDouble(v: Double): Long = hashLong(java.lang.Double.doubleToRawLongBits(v))
-  def hashBytes(b: Array[Byte]): Long =
-    XXH64.hashUnsafeBytes(b, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET.toLong, b.length, Seed)
+  def hashBytes(b: Array[Byte]): Long = hashBytes(b, 0, b.length)
+  /** The hash of `length` bytes of `b` from `offset`: a BYTE_ARRAY value that is part of a larger array. */
+  def hashBytes(b: Array[Byte], offset: Int, length: Int): Long =
+    XXH64.hashUnsafeBytes(b, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET.toLong + offset, length, Seed)
   def hashUTF8(s: UTF8String): Long = XXH64.hashUnsafeBytes(s.getBaseObject, s.getBaseOffset, s.numBytes, Seed)
 
   /** Bytes Spark's Parquet writer uses for a decimal of this precision stored as FIXED_LEN_BYTE_ARRAY. */
