@@ -1,0 +1,95 @@
+"""What a substring condition needs a value to hold: a LIKE pattern's literal runs, and byte n-grams with their hashes.
+
+The readers' side of the jar's `hsbloom.substring` (docs/design/substring.md), for the substring filters of issue 54:
+the same reading of a pattern (`%` any characters, `_` exactly one, the escape character before `%`, `_` or itself a
+literal; any other use of it refused, as Spark refuses it) and the same grams (every `n` consecutive bytes of the
+UTF-8 form, each hashed as Parquet hashes a BYTE_ARRAY value). tests/vectors/substring_vectors.json ties the two
+languages together; tests/test_readers_substring.py also checks the runs against Spark's own LIKE.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from hsbloom.errors import InvalidArgumentError
+from hsbloom.readers.xxh64 import xxh64_bytes
+
+__all__ = ["DEFAULT_ESCAPE", "MAX_N", "MIN_N", "gram_hashes", "like_runs", "literal_runs", "required_grams"]
+
+DEFAULT_ESCAPE = "\\"
+# The gram lengths a filter may use, in bytes (the jar's Grams.MinN and MaxN).
+MIN_N = 2
+MAX_N = 8
+
+
+def like_runs(pattern: str, escape: str = DEFAULT_ESCAPE) -> Optional[list[str]]:
+    """The non-empty literal runs of a LIKE `pattern`, in order; None where Spark refuses the pattern (its escape
+    character before another character or at the end) or a run has no UTF-8 form (a lone surrogate)."""
+    if len(escape) != 1:
+        raise InvalidArgumentError(f"a LIKE escape is one character, got {escape!r}: give one, such as '!'")
+    runs: list[str] = []
+    run: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == escape:
+            if i + 1 < len(pattern) and pattern[i + 1] in ("%", "_", escape):
+                run.append(pattern[i + 1])
+                i += 2
+                continue
+            return None
+        if c in ("%", "_"):
+            if run:
+                runs.append("".join(run))
+            run = []
+        else:
+            run.append(c)
+        i += 1
+    if run:
+        runs.append("".join(run))
+    return runs if all(_has_utf8_form(r) for r in runs) else None
+
+
+def literal_runs(literal: str) -> Optional[list[str]]:
+    """The literal of startswith, endswith or contains as its one run (none when empty); None without a UTF-8 form."""
+    if not _has_utf8_form(literal):
+        return None
+    return [literal] if literal else []
+
+
+def gram_hashes(value: bytes, n: int) -> np.ndarray:
+    """The hashes (uint64) of the `n`-byte grams of `value`, in order, repeats included; empty when shorter than n."""
+    _check_n(n)
+    data = np.frombuffer(value, dtype=np.uint8)
+    count = max(len(data) - n + 1, 0)
+    if count == 0:
+        return np.empty(0, dtype=np.uint64)
+    windows = np.lib.stride_tricks.sliding_window_view(data, n).reshape(-1)
+    return xxh64_bytes(windows, np.arange(0, count * n + 1, n, dtype=np.int64))
+
+
+def required_grams(runs: list[str], n: int) -> Optional[set[int]]:
+    """The distinct gram hashes every string holding all of `runs` holds; None when no run has `n` bytes (nothing
+    to probe: every file is kept)."""
+    _check_n(n)
+    found: set[int] = set()
+    for run in runs:
+        encoded = run.encode("utf-8")
+        if len(encoded) >= n:
+            found.update(int(h) for h in gram_hashes(encoded, n))
+    return found or None
+
+
+def _has_utf8_form(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_n(n: int) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or not MIN_N <= n <= MAX_N:
+        raise InvalidArgumentError(f"a gram is {MIN_N} to {MAX_N} bytes, got {n!r}")
