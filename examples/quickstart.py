@@ -25,7 +25,8 @@ INDEX = "events_keys"
 
 def uuid_shaped(hex32: Column) -> Column:
     """32 hex digits as a uuid's 8-4-4-4-12 groups."""
-    return F.concat_ws("-", *(F.substring(hex32, start, length) for start, length in ((1, 8), (9, 4), (13, 4), (17, 4), (21, 12))))
+    groups = ((1, 8), (9, 4), (13, 4), (17, 4), (21, 12))
+    return F.concat_ws("-", *(F.substring(hex32, start, length) for start, length in groups))
 
 
 def make_dataset(spark: SparkSession, events: Path, num_rows: int, num_files: int) -> None:
@@ -62,7 +63,8 @@ def timed_lookup(lookup: DataFrame) -> tuple[int, float, int]:
 def files_holding(lookup: DataFrame) -> int:
     """The files that hold a row of the lookup's answer: the fewest any index could read.
 
-    A Bloom filter may keep a file that does not hold the key (a false positive, at most the index's fpp of them).
+    A Bloom filter may also keep a file that does not hold the key: a false positive, each other file with
+    probability at most the index's fpp.
     """
     return lookup.select(F.input_file_name()).distinct().count()
 
@@ -109,7 +111,8 @@ def main() -> None:
         rows_on, seconds_on, files_on = timed_lookup(lookup)
         assert rows_on == rows_off, "hsbloom never changes an answer"
         print(
-            f"{label}: {rows_on} row(s); files read {files_off} -> {files_on} (files holding it: {files_holding(lookup)}); "
+            f"{label}: {rows_on} row(s); files read {files_off} -> {files_on} "
+            f"(files holding it: {files_holding(lookup)}); "
             f"{seconds_off:.2f} s -> {seconds_on:.2f} s ({seconds_off / seconds_on:.1f}x faster)"
         )
     hs.explain(lookups[f"user_id = {sample.user_id}"])
