@@ -257,7 +257,7 @@ def time_split(spark, args) -> None:
                 start = time.perf_counter()
                 df = source().where(cond)
                 created = time.perf_counter()
-                df._jdf.queryExecution().executedPlan()
+                jar.java_dataframe(df).queryExecution().executedPlan()
                 planned = time.perf_counter()
                 df.collect()
                 done = time.perf_counter()
