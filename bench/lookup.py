@@ -154,13 +154,14 @@ def main() -> None:
         for key, value in {**ENCRYPTION, settings.INDEX_ENCRYPTION: "columns"}.items():
             spark.conf.set(key, value)
     if not args.planning_only:
-        lookups(spark, args)
-        time_split(spark, args)
+        sample = sampled_rows(spark, key_table(spark, args.rows, args.files), args.rows)
+        lookups(spark, args, sample)
+        time_split(spark, args, sample)
     planning(spark, args)
     spark.stop()
 
 
-def lookups(spark, args) -> None:
+def lookups(spark, args, sample: list) -> None:
     """(a)-(d), and (c') with a smaller fpp, for =, IN 10 and IN 1000 on both key columns."""
     table = key_table(spark, args.rows, args.files)
     native = native_copy(spark, table, args.rows, args.files)
@@ -170,8 +171,6 @@ def lookups(spark, args) -> None:
     encrypted = encrypted_copy(spark, table, args.rows, args.files) if args.encrypted else None
     if encrypted:
         ensure_index(spark, encrypted, f"bench_lookup_{args.rows}_{args.files}_encrypted")
-    sample = spark.read.parquet(table).sample(fraction=2000 / args.rows, seed=7).collect()
-    random.Random(7).shuffle(sample)  # keys from many files, not the first few
     print(f"\n{args.rows:,} rows in {args.files} files, local[2], median of {args.repeat} interleaved rounds; "
           f"(c) index at the default fpp (0.05 / files a file filter), (c') at fpp {args.small_fpp:g}")
     header = ["column", "predicate", "(a) full", "(b) native", "(c) hsbloom", "(d) limit", "files c/d", "c/d",
@@ -183,8 +182,7 @@ def lookups(spark, args) -> None:
             keys = [r[column] for r in sample[:n]]
             cond = condition(column, keys)
             hsbloom.enable(spark)
-            matching = sorted(r[0] for r in spark.read.parquet(table).where(cond)
-                              .select(F.input_file_name()).distinct().collect())
+            matching = holder_files(spark, table, cond)
             hsbloom.disable(spark)
 
             def run(path_or_paths, enabled):
@@ -199,8 +197,7 @@ def lookups(spark, args) -> None:
                        "c2": run(second, True), "d": run(matching, False)}
             if encrypted:
                 hsbloom.enable(spark)
-                matching_e = sorted(r[0] for r in spark.read.parquet(encrypted).where(cond)
-                                    .select(F.input_file_name()).distinct().collect())
+                matching_e = holder_files(spark, encrypted, cond)
                 methods.update(e=run(encrypted, True), de=run(matching_e, False))
             # Warm-up: the index versions loaded (the sealed filters decrypted), and every method's code compiled by
             # the JIT, hsbloom's own included: the rounds measure lookups in a running session (the first query of an
@@ -227,21 +224,29 @@ def lookups(spark, args) -> None:
                   flush=True)
 
 
-def time_split(spark, args) -> None:
+def sampled_rows(spark, table: str, rows: int) -> list:
+    """About 2,000 rows of the table, shuffled (seeded): keys from many files, not the first few."""
+    sample = spark.read.parquet(table).sample(fraction=2000 / rows, seed=7).collect()
+    random.Random(7).shuffle(sample)
+    return sample
+
+
+def holder_files(spark, table: str, cond) -> list[str]:
+    """The files of `table` that hold a row matching `cond`: what the limit reads."""
+    return sorted(r[0] for r in spark.read.parquet(table).where(cond).select(F.input_file_name()).distinct().collect())
+
+
+def time_split(spark, args, sample: list) -> None:
     """Median milliseconds of a `=` lookup's phases: the DataFrame's creation, planning, running; by directory and
     by catalog table, each beside its limit."""
     table = key_table(spark, args.rows, args.files)
     spark.sql(f"CREATE TABLE IF NOT EXISTS bench_lookup_keys USING parquet LOCATION '{table}'")
     schema = spark.read.parquet(table).schema
-    sample = spark.read.parquet(table).sample(fraction=2000 / args.rows, seed=7).collect()
-    random.Random(7).shuffle(sample)
     print(f"\nwhere a '=' lookup's time goes (median of {args.repeat} interleaved rounds, ms): "
           "create DataFrame / plan / run / total")
     for column in COLUMNS:
         cond = F.col(column) == sample[0][column]
-        hsbloom.enable(spark)
-        holders = sorted(r[0] for r in spark.read.parquet(table).where(cond)
-                         .select(F.input_file_name()).distinct().collect())
+        holders = holder_files(spark, table, cond)
         shapes = {  # name: (label, hsbloom on, the DataFrame before the filter)
             "off": ("hsbloom off, the directory", False, lambda: spark.read.parquet(table)),
             "on": ("hsbloom on, the directory", True, lambda: spark.read.parquet(table)),

@@ -101,12 +101,12 @@ def column_values(value: Any, spark_type: str) -> Optional[list]:
     if spark_type == "string":
         if not isinstance(value, str):
             return None
-        return [str(value)] if _utf8_encodable(value) else []  # a lone surrogate equals no stored string
+        return [str(value)] if utf8_encodable(value) else []  # a lone surrogate equals no stored string
     if spark_type == "binary":
         if isinstance(value, (bytes, bytearray, memoryview)):
             return [bytes(value)]
         if isinstance(value, str):  # every reader compares a binary column with the string's UTF-8 bytes
-            return [value.encode("utf-8")] if _utf8_encodable(value) else []
+            return [value.encode("utf-8")] if utf8_encodable(value) else []
         return None
     if spark_type == "date":
         return _dates(value)
@@ -239,7 +239,8 @@ def _dates(value: Any) -> Optional[list]:
     return [value.date()] if value.time() == dt.time() else []
 
 
-def _utf8_encodable(value: str) -> bool:
+def utf8_encodable(value: str) -> bool:
+    """Whether `value` has a UTF-8 form (holds no lone surrogate)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate

@@ -14,6 +14,7 @@ from typing import Optional
 import numpy as np
 
 from hsbloom.errors import InvalidArgumentError
+from hsbloom.readers.literals import utf8_encodable
 from hsbloom.readers.xxh64 import xxh64_bytes
 
 __all__ = ["DEFAULT_ESCAPE", "MAX_N", "MIN_N", "gram_hashes", "like_runs", "literal_runs", "required_grams"]
@@ -49,12 +50,12 @@ def like_runs(pattern: str, escape: str = DEFAULT_ESCAPE) -> Optional[list[str]]
         i += 1
     if run:
         runs.append("".join(run))
-    return runs if all(_has_utf8_form(r) for r in runs) else None
+    return runs if all(utf8_encodable(r) for r in runs) else None
 
 
 def literal_runs(literal: str) -> Optional[list[str]]:
     """The literal of startswith, endswith or contains as its one run (none when empty); None without a UTF-8 form."""
-    if not _has_utf8_form(literal):
+    if not utf8_encodable(literal):
         return None
     return [literal] if literal else []
 
@@ -80,14 +81,6 @@ def required_grams(runs: list[str], n: int) -> Optional[set[int]]:
         if len(encoded) >= n:
             found.update(int(h) for h in gram_hashes(encoded, n))
     return found or None
-
-
-def _has_utf8_form(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _check_n(n: int) -> None:

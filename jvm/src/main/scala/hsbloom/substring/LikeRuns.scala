@@ -1,5 +1,7 @@
 package hsbloom.substring
 
+import java.nio.charset.StandardCharsets.UTF_8
+
 /**
  * The literal runs a string must contain for a LIKE pattern to match it: the
  * pattern's characters between its wildcards, in order.
@@ -55,20 +57,6 @@ object LikeRuns {
 
   private def isEscapable(c: Char, escape: Char): Boolean = c == '%' || c == '_' || c == escape
 
-  /** Whether `s` holds no lone surrogate, so that its UTF-8 bytes say exactly what it holds. */
-  private[substring] def hasUtf8Form(s: String): Boolean = {
-    var i = 0
-    var whole = true
-    while (i < s.length && whole) {
-      val c = s.charAt(i)
-      if (Character.isHighSurrogate(c)) {
-        whole = i + 1 < s.length && Character.isLowSurrogate(s.charAt(i + 1))
-        i += 2
-      } else {
-        whole = !Character.isLowSurrogate(c)
-        i += 1
-      }
-    }
-    whole
-  }
+  /** Whether `s` holds no lone surrogate (which UTF-8 encoding replaces), so its UTF-8 bytes say what it holds. */
+  private def hasUtf8Form(s: String): Boolean = new String(s.getBytes(UTF_8), UTF_8) == s
 }
