@@ -27,6 +27,11 @@ class BFIndexConfig:
       the jar size each file's filter from the number of files (docs/indexes.md#false-positive-rate).
     - global_filter: also build one filter per column over all files, for the join rule (docs/joins.md).
     - granularity: "file" (one filter per file and column) or "row_group" (also one per row group: zones).
+    - substring_columns: string columns that also get a substring filter (their values' n-grams), for LIKE,
+      startswith, endswith and contains (docs/substring.md); a column may also be in indexed_columns.
+    - ngram_size: the n of those n-grams, 2 to 8 bytes (default 3).
+    - substring_case_insensitive: also a substring filter of those columns' lower-cased values, for ILIKE and
+      lower(column) conditions.
 
     The values are checked by the jar when the index is created (InvalidConfigError naming the problem).
     """
@@ -37,10 +42,14 @@ class BFIndexConfig:
     fpp: float | None = None
     global_filter: bool = False
     granularity: str = "file"
+    substring_columns: Sequence[str] = ()
+    ngram_size: int = 3
+    substring_case_insensitive: bool = False
 
     def __post_init__(self) -> None:
         _require(isinstance(self.index_name, str), "index_name", "a string", self.index_name)
-        object.__setattr__(self, "indexed_columns", _column_names(self.indexed_columns))
+        object.__setattr__(self, "indexed_columns", _column_names(self.indexed_columns, "indexed_columns"))
+        object.__setattr__(self, "substring_columns", _column_names(self.substring_columns, "substring_columns"))
         _require(self.expected_num_items is None or _is_int(self.expected_num_items), "expected_num_items",
                  "None or an int", self.expected_num_items)
         _require(self.fpp is None or _is_int(self.fpp) or isinstance(self.fpp, float), "fpp",
@@ -49,6 +58,9 @@ class BFIndexConfig:
             object.__setattr__(self, "fpp", float(self.fpp))
         _require(isinstance(self.global_filter, bool), "global_filter", "True or False", self.global_filter)
         _require(isinstance(self.granularity, str), "granularity", "a string, 'file' or 'row_group'", self.granularity)
+        _require(_is_int(self.ngram_size), "ngram_size", "an int from 2 to 8", self.ngram_size)
+        _require(isinstance(self.substring_case_insensitive, bool), "substring_case_insensitive", "True or False",
+                 self.substring_case_insensitive)
 
 
 def _is_int(value: Any) -> bool:
@@ -61,12 +73,12 @@ def _require(holds: bool, field: str, expected: str, value: Any) -> None:
         raise InvalidConfigError(f"{field} must be {expected}, got {value!r} ({type(value).__name__})")
 
 
-def _column_names(columns: Any) -> tuple[str, ...]:
+def _column_names(columns: Any, field: str) -> tuple[str, ...]:
     """The columns as a tuple of strings; a lone string is refused, not read as a sequence of one-letter names."""
     if isinstance(columns, str):
-        raise InvalidConfigError(f"indexed_columns must be a list of column names, e.g. [{columns!r}], not a string")
+        raise InvalidConfigError(f"{field} must be a list of column names, e.g. [{columns!r}], not a string")
     if not isinstance(columns, (list, tuple)):
-        raise InvalidConfigError(f"indexed_columns must be a list of column names, got {type(columns).__name__}")
+        raise InvalidConfigError(f"{field} must be a list of column names, got {type(columns).__name__}")
     for column in columns:
-        _require(isinstance(column, str), "indexed_columns", "a list of column names as strings", column)
+        _require(isinstance(column, str), field, "a list of column names as strings", column)
     return tuple(columns)

@@ -127,7 +127,8 @@ class IndexInfo:
     def from_row(cls, r: Any) -> "IndexInfo":
         """The info of one row of `DESCRIBE BLOOMFILTER INDEX` (the jar's `IndexInfo.schema`)."""
         config = BFIndexConfig(
-            r.name, list(r.indexed_columns), r.expected_num_items, r.fpp, r.global_filter, r.granularity
+            r.name, list(r.indexed_columns), r.expected_num_items, r.fpp, r.global_filter, r.granularity,
+            list(r.substring_columns), r.ngram_size, r.substring_case_insensitive,
         )
         source = Source(
             format=r.source_format,

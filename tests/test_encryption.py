@@ -228,6 +228,15 @@ def test_an_encrypted_delta_table_is_refused(spark, system_path, tmp_path):
     assert not system_path.exists()
 
 
+def test_substring_filters_of_an_encrypted_source_are_refused_even_with_index_encryption(spark, system_path, tables):
+    """Substring filters are not sealed: their grams would reveal an encrypted column (docs/substring.md)."""
+    df = spark.read.options(**READ).parquet(tables["plaintext"])
+    with session_settings(spark, {settings.INDEX_ENCRYPTION: "columns"}), pytest.raises(
+            EncryptedSourceError, match="substring_columns: this source is read with a Parquet crypto factory"):
+        hsbloom.Hyperspace(spark).create_index(df, BFIndexConfig("ssns", ["id"], substring_columns=["ssn"]))
+    assert not system_path.exists()
+
+
 def test_without_keys_a_build_over_an_encrypted_column_fails_and_keeps_nothing(spark, system_path, tables):
     """Why the check reads nothing when the read has no crypto factory: nothing encrypted can be read then."""
     with pytest.raises(IndexBuildError, match="so it was not created"):

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from hsbloom.readers import IndexDamageWarning, eq, is_null, open_index
+from hsbloom.readers import IndexDamageWarning, contains, eq, is_null, like, open_index
 from hsbloom.readers.literals import hashes_for
+from hsbloom.readers.substring import gram_hashes, like_runs
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/answers.json"))
@@ -40,7 +41,7 @@ def _signed(h: int) -> int:
 
 
 def test_every_kind_is_there():
-    assert CASES == ["damaged", "delta", "parquet_partitioned_zones", "parquet_types"]
+    assert CASES == ["damaged", "delta", "parquet_partitioned_zones", "parquet_substring", "parquet_types"]
     assert sum(f.stat().st_size for f in GOLDEN.rglob("*") if f.is_file()) < 400_000
 
 
@@ -58,6 +59,12 @@ def test_the_reader_gives_the_jars_answers(case):
                 value = _value(c["value"])
                 assert [_signed(h) for h in hashes_for(value, c["value"]["type"])] == c["hashes"], c
                 predicate = eq(c["column"], value)
+            elif c["kind"] in ("contains", "like"):
+                text = c["value"]["value"]
+                runs = [text] if c["kind"] == "contains" else like_runs(text)
+                grams = [h for r in runs for h in gram_hashes(r.encode("utf-8"), answers["ngram_size"]).tolist()]
+                assert [_signed(int(h)) for h in grams] == c["hashes"], c
+                predicate = contains(c["column"], text) if c["kind"] == "contains" else like(c["column"], text)
             else:
                 predicate = is_null(c["column"])
             assert index.candidates(predicate) == c["kept"], c

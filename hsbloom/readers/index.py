@@ -7,11 +7,13 @@
 
 Never a wrong answer: a file the index does not hold with the same size and modification time, a column the
 index does not cover or cannot probe, a literal that is not exactly the column's type, damaged bytes, or read
-facts this reader cannot honour all keep files, each with its reason.
+facts this reader cannot honour all keep files, each with its reason. A substring condition (contains,
+startswith, endswith, LIKE) is answered only by its column's substring filter, as the jar's `SubstringCondition`.
 """
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -24,11 +26,14 @@ import pyarrow.fs as pafs
 from hsbloom.errors import InvalidArgumentError
 from hsbloom.readers import literals, log, sources, tables, zones
 from hsbloom.readers.held import ColumnEntries, Held
-from hsbloom.readers.predicates import And, Eq, In, IsNull, Or, Predicate, check
+from hsbloom.readers.predicates import SUBSTRING, And, Eq, In, IsNull, Like, Or, Predicate, check
+from hsbloom.readers.substring import like_runs, literal_runs, probed_grams
 from hsbloom.readers.storage import resolve
 
 # What a predicate says about one file: it may match (keep), it cannot (skip).
 _KEEP, _SKIP = True, False
+# The key of a substring condition's column in the usable columns (value columns are keyed by their name).
+SUBSTRING_FILTER = "substring filter"
 # The listings an index keeps (per root and Delta version): the last few, for listing_ttl and the schema.
 _LISTINGS_KEPT = 8
 
@@ -184,6 +189,7 @@ class Index:
             reasons.append(f"the table's listing of {age:.1f} s ago is reused (listing_ttl={self._listing_ttl} s): "
                            "files added, changed or deleted since are not seen")
         usable = self._usable_columns(predicate, listing, reasons)
+        self._unanswered_substrings(predicate, usable, reasons)
         # Each listed file's number in the index (-1: not held, or held with another size or mtime: read).
         number = np.fromiter((self._held.number.get(f.key, -1) if f.key is not None else -1 for f in files),
                              dtype=np.int64, count=len(files))
@@ -243,22 +249,27 @@ class Index:
         check(predicate)
         if self.unusable is not None:
             raise InvalidArgumentError(f"the index is not usable: {self.unusable}")
-        usable = {c: self.version.schema.get(c, "") for c in _columns(predicate) if c in self.version.indexed_columns
+        values, substrings = _columns(predicate)
+        usable = {c: self.version.schema.get(c, "") for c in values if c in self.version.indexed_columns
                   and literals.is_hashable_type(self.version.schema.get(c, ""))}
+        usable.update({(SUBSTRING_FILTER, c): self.version.gram_key(c) for c in substrings
+                       if self.version.gram_key(c) is not None and self.version.schema.get(c) == "string"})
         may_match = self._compile(predicate, usable)()
         return sorted(self._held.path_array.filter(pa.array(may_match)).to_pylist())
 
     def _usable_columns(self, predicate: Predicate, listing: sources.Listing, reasons: list) -> dict:
-        """{column: recorded type} of the predicate's columns the index can probe; a reason for each other."""
-        usable = {}
-        for column in sorted(_columns(predicate)):
+        """{column: recorded type} of the predicate's columns the index can probe, and {(SUBSTRING_FILTER,
+        column): the key of its substring filter's rows} of those its substring conditions can probe; a reason
+        for each other."""
+        values, substrings = _columns(predicate)
+        usable = self._usable_substring_columns(substrings, listing, reasons)
+        for column in sorted(values):
             if column not in self.version.indexed_columns:
-                reasons.append(f"{column} is not indexed: its conditions keep every file")
+                also = (" (it has a substring filter, for contains, startswith, endswith and like only)"
+                        if column in self.version.substring_columns else "")
+                reasons.append(f"{column} is not indexed{also}: its conditions keep every file")
                 continue
-            why = sources.column_difference(self.version, listing, column)
-            if why is None and self._held and column not in self._plaintext_columns:
-                why = (f"column {column} is encrypted in the index (its sealed/ rows, under the column's key), "
-                       "which this reader does not decrypt")
+            why = self._unreadable(column, column, listing)
             spark_type = self.version.schema.get(column, "")
             if why is None and not literals.is_hashable_type(spark_type):
                 why = f"column {column} has type {spark_type}, which is not hashed"
@@ -266,6 +277,50 @@ class Index:
                 reasons.append(f"{why}: its conditions keep every file")
                 continue
             usable[column] = spark_type
+        return usable
+
+    def _unreadable(self, column: str, key: str, listing: sources.Listing) -> Optional[str]:
+        """Why the filter rows of `key` (`column`'s values or grams) cannot answer for the listing: the column is
+        read otherwise than indexed, or its rows are sealed (encrypted) in the index; None when they can."""
+        why = sources.column_difference(self.version, listing, column)
+        if why is None and self._held and key not in self._plaintext_columns:
+            why = (f"column {column} is encrypted in the index (its sealed/ rows, under the column's key), "
+                   "which this reader does not decrypt")
+        return why
+
+    def _unanswered_substrings(self, p: Predicate, usable: dict, reasons: list) -> None:
+        """A reason for each substring condition on a usable column that gives no gram to probe."""
+        if isinstance(p, (And, Or)):
+            for c in p.children:
+                self._unanswered_substrings(c, usable, reasons)
+        elif isinstance(p, SUBSTRING) and (SUBSTRING_FILTER, p.column) in usable:
+            grams = _probed_grams(p, self.version.ngram_size)
+            if grams is None:
+                reasons.append(f"{p}: Spark refuses the pattern (its escape character before another character) "
+                               "or it has no UTF-8 form: keeps every file")
+            elif not grams:
+                reasons.append(f"{p}: no literal run of {self.version.ngram_size} bytes to look for: keeps every "
+                               "file")
+
+    def _usable_substring_columns(self, columns: set, listing: sources.Listing, reasons: list) -> dict:
+        """{(SUBSTRING_FILTER, column): its filter's key} of the `columns` of substring conditions whose substring
+        filter can be probed (as the jar's `IndexCatalog.coverage`: a string column read as indexed); a reason for
+        each other."""
+        usable = {}
+        for column in sorted(columns):
+            key = self.version.gram_key(column)
+            if key is None:
+                reasons.append(f"{column} has no substring filter: its contains, startswith, endswith and like "
+                               "conditions keep every file")
+                continue
+            why = self._unreadable(column, key, listing)
+            spark_type = self.version.schema.get(column, "")
+            if why is None and spark_type != "string":
+                why = f"column {column} has type {spark_type}, not string"
+            if why is not None:
+                reasons.append(f"{why}: its substring conditions keep every file")
+                continue
+            usable[(SUBSTRING_FILTER, column)] = key
         return usable
 
     def _compile(self, p: Predicate, usable: dict, target: Any = None):
@@ -277,6 +332,8 @@ class Index:
             tests = [self._compile(c, usable, target) for c in p.children]
             combine = np.logical_and if isinstance(p, And) else np.logical_or
             return lambda: combine.reduce([t() for t in tests])
+        if isinstance(p, SUBSTRING):
+            return self._compile_substring(p, usable, target)
         column = p.column
         entries = target.columns.get(column)
         if column not in usable or entries is None:
@@ -302,6 +359,28 @@ class Index:
                 may = unknown | self._filters_may_hold(column, entries, hashes, target)
             may &= ~(entries.present & (entries.num_rows == entries.num_nulls))
             return may
+
+        return probe
+
+    def _compile_substring(self, p: Predicate, usable: dict, target: Any):
+        """A substring condition (`SubstringCondition`'s `AllGrams`): a file may match unless one of the probed
+        grams of the condition's literal runs is surely absent from its substring filter; no row or no filter:
+        kept. Zones have no substring filters, so a zone answers as its file (`narrowedTo`: the file's own check,
+        then nothing to probe per row group)."""
+        n = len(target)
+        key = usable.get((SUBSTRING_FILTER, p.column))
+        entries = self._held.columns.get(key) if key is not None else None
+        grams = _probed_grams(p, self.version.ngram_size) if entries is not None else None
+        if not grams:
+            return lambda: np.full(n, _KEEP)
+
+        def probe() -> np.ndarray:
+            may = ~entries.present | (entries.group < 0)  # unknown: kept
+            found = np.ones(len(self._held), dtype=bool)
+            for h in grams:
+                found &= self._filters_may_hold(key, entries, [h], self._held)
+            may |= found
+            return may[self._zones.file] if target is self._zones else may
 
         return probe
 
@@ -342,10 +421,36 @@ class Index:
         return found
 
 
-def _columns(p: Predicate) -> set:
+def _columns(p: Predicate) -> tuple:
+    """(the columns of the predicate's equality and null conditions, the columns of its substring conditions)."""
     if isinstance(p, (And, Or)):
-        return set().union(*(_columns(c) for c in p.children))
-    return {p.column}
+        parts = [_columns(c) for c in p.children]
+        return set().union(*(v for v, _ in parts)), set().union(*(s for _, s in parts))
+    return (set(), {p.column}) if isinstance(p, SUBSTRING) else ({p.column}, set())
+
+
+def _probed_grams(p: Predicate, n: int) -> Optional[list]:
+    """The gram hashes the jar probes for the substring condition `p`, of the literal runs a value must hold (a
+    bytes literal as its bytes), at most 16 spread over them; none when no run has n bytes, None where Spark
+    refuses the pattern or a run has no UTF-8 form (either way every file is kept). Spark's optimizer makes
+    `LIKE 'pre%suf'` (no `_`, no escape character) `startswith AND endswith`, whose checks the jar probes apart,
+    at most 16 grams each: so do these."""
+    if isinstance(p, Like):
+        both = _PREFIX_SUFFIX.fullmatch(p.pattern) if p.escape not in p.pattern else None
+        if both is not None:
+            parts = [literal_runs(both[1]), literal_runs(both[2])]
+            return None if None in parts else [h for runs in parts for h in probed_grams(
+                [r.encode("utf-8") for r in runs], n)]
+        runs = like_runs(p.pattern, p.escape)
+    elif isinstance(p.literal, bytes):
+        return probed_grams([p.literal], n)
+    else:
+        runs = literal_runs(p.literal)
+    return None if runs is None else probed_grams([r.encode("utf-8") for r in runs], n)
+
+
+# `LikeSimplification`'s startsAndEndsWith: a prefix and a suffix without wildcards around one `%`.
+_PREFIX_SUFFIX = re.compile(r"([^_%]+)%([^_%]+)", re.DOTALL)
 
 
 def open_index(path: str, filesystem: Any = None, source_filesystem: Any = None,

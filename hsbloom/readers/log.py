@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 import pyarrow.fs as pafs
 
+from hsbloom.readers.substring import MAX_N, MIN_N
+
 LOG_DIR = "_hsbloom_log"
 LOG_FORMAT = 1
 DATA_LAYOUT = 4
@@ -28,6 +30,7 @@ MAX_LONG = (1 << 63) - 1
 STATES = ("CREATING", "ACTIVE", "DELETING", "DELETED", "RESTORING", "VACUUMING", "REFRESHING", "DOESNOTEXIST")
 STABLE = ("ACTIVE", "DELETED", "DOESNOTEXIST")
 SOURCE_FORMATS = ("parquet", "orc", "csv", "json", "delta")
+DEFAULT_NGRAM_SIZE = 3
 _ENTRY_NAME = re.compile(r"^([0-9]{1,20})\.json$")
 
 
@@ -54,6 +57,13 @@ class Version:
     data_parts: tuple
     dropped_file_ids: frozenset
     num_files: int
+    # The columns with a substring filter (docs/substring.md), stored under "ngram{n}({column})", and that n.
+    substring_columns: tuple = ()
+    ngram_size: int = DEFAULT_NGRAM_SIZE
+
+    def gram_key(self, column: str) -> Optional[str]:
+        """The file tables' `column` field of `column`'s substring filter (`BFIndexConfig.gramKey`); None: none."""
+        return f"ngram{self.ngram_size}({column})" if column in self.substring_columns else None
 
 
 def _bad(what: str, value: Any, must: str) -> UnusableIndex:
@@ -106,6 +116,22 @@ def _longs(o: dict, name: str, what: str, maximum: int) -> tuple:
     if not isinstance(value, list):
         raise _bad(what, value, "a JSON array")
     return tuple(_long(v, f"an element of {what}", maximum) for v in value)
+
+
+def _substring_columns(o: dict) -> tuple:
+    columns = _texts(o, "substring_columns", "config.substring_columns")
+    if any(not c for c in columns) or len(set(columns)) != len(columns):
+        raise _bad("config.substring_columns", list(columns)[:10], "distinct non-empty column names")
+    return columns
+
+
+def _ngram_size(o: dict) -> int:
+    value = o.get("ngram_size")
+    if value is None:
+        return DEFAULT_NGRAM_SIZE
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_N <= value <= MAX_N:
+        raise _bad("config.ngram_size", value, f"an integer from {MIN_N} to {MAX_N}")
+    return value
 
 
 def _text_map(o: dict, name: str, what: str) -> dict:
@@ -172,6 +198,8 @@ def parse(text: str) -> tuple[str, Optional[Version]]:
         data_parts=parts,
         dropped_file_ids=frozenset(_longs(root, "dropped_file_ids", "dropped_file_ids", MAX_FILE_ID)),
         num_files=num_files,
+        substring_columns=_substring_columns(config),
+        ngram_size=_ngram_size(config),
     )
     return state, version
 

@@ -1,8 +1,9 @@
-"""The predicates the reader answers: `=`, `IN`, `IS NULL` on indexed columns, and AND/OR of them.
+"""The predicates the reader answers: `=`, `IN`, `IS NULL` on indexed columns, the substring conditions
+(`contains`, `startswith`, `endswith`, `LIKE`) on columns with a substring filter, and AND/OR of them.
 
-Built with `eq`, `isin`, `is_null`, `and_`, `or_`; anything else a query filters on is simply not given to the
-reader (the query engine still applies the whole filter to the files kept, so leaving a conjunct out keeps more
-files, never fewer).
+Built with `eq`, `isin`, `is_null`, `contains`, `startswith`, `endswith`, `like`, `and_`, `or_`; anything else a
+query filters on is simply not given to the reader (the query engine still applies the whole filter to the files
+kept, so leaving a conjunct out keeps more files, never fewer).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Union
 
 from hsbloom.errors import InvalidArgumentError
+from hsbloom.readers.substring import DEFAULT_ESCAPE
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,53 @@ class Or:
         return "(" + " OR ".join(str(c) for c in self.children) + ")"
 
 
-Predicate = Union[Eq, In, IsNull, And, Or]
+@dataclass(frozen=True)
+class _LiteralMatch:
+    """A string function of the column and a literal (a str, or bytes: the raw bytes Spark compares)."""
+
+    column: str
+    literal: Union[str, bytes]
+    function = ""  # the SQL function's name (a class attribute, not a field)
+
+    def __str__(self) -> str:
+        return f"{self.function}({self.column}, {self.literal!r})"
+
+
+@dataclass(frozen=True)
+class Contains(_LiteralMatch):
+    """`contains(column, literal)`: the value holds `literal`."""
+
+    function = "contains"
+
+
+@dataclass(frozen=True)
+class StartsWith(_LiteralMatch):
+    function = "startswith"
+
+
+@dataclass(frozen=True)
+class EndsWith(_LiteralMatch):
+    function = "endswith"
+
+
+@dataclass(frozen=True)
+class Like:
+    """`column LIKE pattern ESCAPE escape`, read as Spark reads it (hsbloom.readers.substring.like_runs)."""
+
+    column: str
+    pattern: str
+    escape: str = DEFAULT_ESCAPE
+
+    def __str__(self) -> str:
+        escape = "" if self.escape == DEFAULT_ESCAPE else f" ESCAPE {self.escape!r}"
+        return f"{self.column} LIKE {self.pattern!r}{escape}"
+
+
+# The substring conditions: answered by a column's substring filter (docs/substring.md), never by its values'.
+SUBSTRING = (Contains, StartsWith, EndsWith, Like)
+_ALL = (Eq, In, IsNull, And, Or) + SUBSTRING
+
+Predicate = Union[Eq, In, IsNull, Contains, StartsWith, EndsWith, Like, And, Or]
 
 
 def _column(name: Any) -> str:
@@ -80,11 +128,49 @@ def is_null(column: str) -> IsNull:
     return IsNull(_column(column))
 
 
+def _literal(function: str, literal: Any) -> Union[str, bytes]:
+    if not isinstance(literal, (str, bytes)):
+        raise InvalidArgumentError(
+            f"{function}'s literal must be a str (or bytes, the raw bytes Spark compares), got "
+            f"{type(literal).__name__}: pass the text to look for, such as {function}('message', 'error')"
+        )
+    return literal
+
+
+def contains(column: str, literal: Union[str, bytes]) -> Contains:
+    """`contains(column, literal)`: values holding `literal` (SQL's `column LIKE '%literal%'`, without wildcards)."""
+    return Contains(_column(column), _literal("contains", literal))
+
+
+def startswith(column: str, literal: Union[str, bytes]) -> StartsWith:
+    """`startswith(column, literal)`: values beginning with `literal`."""
+    return StartsWith(_column(column), _literal("startswith", literal))
+
+
+def endswith(column: str, literal: Union[str, bytes]) -> EndsWith:
+    """`endswith(column, literal)`: values ending with `literal`."""
+    return EndsWith(_column(column), _literal("endswith", literal))
+
+
+def like(column: str, pattern: str, escape: str = DEFAULT_ESCAPE) -> Like:
+    """`column LIKE pattern ESCAPE escape`, as Spark reads it: `%` any characters, `_` exactly one, `escape` before
+    `%`, `_` or itself a literal. A pattern Spark refuses (`escape` before anything else) keeps every file."""
+    if not isinstance(pattern, str):
+        raise InvalidArgumentError(f"like's pattern must be a str, got {type(pattern).__name__}: pass a LIKE "
+                                   "pattern such as '%error%'")
+    # Spark's ESCAPE is one UTF-16 character: a character beyond U+FFFF is two, and Spark refuses it.
+    if not isinstance(escape, str) or len(escape) != 1 or ord(escape) > 0xFFFF:
+        raise InvalidArgumentError(f"like's escape must be one character (as SQL's ESCAPE), got {escape!r}: pass "
+                                   "one, such as '!', or leave the default '\\'")
+    return Like(_column(column), pattern, escape)
+
+
 def _children(children: tuple) -> tuple:
     for c in children:
-        if not isinstance(c, (Eq, In, IsNull, And, Or)):
+        if not isinstance(c, _ALL):
             raise InvalidArgumentError(
-                f"and_/or_ combine predicates made by eq, isin, is_null, and_ or or_, not {type(c).__name__}"
+                "and_/or_ combine predicates made by eq, isin, is_null, contains, startswith, endswith, like, and_ "
+                f"or or_, not {type(c).__name__}"
             )
     if not children:
         raise InvalidArgumentError("and_/or_ need at least one predicate")

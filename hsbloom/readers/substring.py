@@ -17,12 +17,15 @@ from hsbloom.errors import InvalidArgumentError
 from hsbloom.readers.literals import utf8_encodable
 from hsbloom.readers.xxh64 import xxh64_bytes
 
-__all__ = ["DEFAULT_ESCAPE", "MAX_N", "MIN_N", "gram_hashes", "like_runs", "literal_runs", "required_grams"]
+__all__ = ["DEFAULT_ESCAPE", "MAX_N", "MAX_PROBED_GRAMS", "MIN_N", "gram_hashes", "like_runs", "literal_runs",
+           "probed_grams", "required_grams"]
 
 DEFAULT_ESCAPE = "\\"
 # The gram lengths a filter may use, in bytes (the jar's Grams.MinN and MaxN).
 MIN_N = 2
 MAX_N = 8
+# At most this many of a condition's grams are probed (the jar's SubstringCondition.MaxProbedGrams).
+MAX_PROBED_GRAMS = 16
 
 
 def like_runs(pattern: str, escape: str = DEFAULT_ESCAPE) -> Optional[list[str]]:
@@ -81,6 +84,22 @@ def required_grams(runs: list[str], n: int) -> Optional[set[int]]:
         if len(encoded) >= n:
             found.update(int(h) for h in gram_hashes(encoded, n))
     return found or None
+
+
+def probed_grams(runs: list[bytes], n: int) -> list[int]:
+    """The gram hashes a substring condition probes, as the jar's `SubstringCondition` chooses them: the distinct
+    grams of `runs` (their bytes) in order of first occurrence, and of more than MAX_PROBED_GRAMS, that many spread
+    evenly over them. Any of them missing from a file's filter proves the file holds no match; none (no run has
+    `n` bytes): nothing to probe, every file is kept."""
+    _check_n(n)
+    distinct: dict[int, None] = {}
+    for run in runs:
+        if len(run) >= n:
+            distinct.update((int(h), None) for h in gram_hashes(run, n))
+    hashes = list(distinct)
+    if len(hashes) <= MAX_PROBED_GRAMS:
+        return hashes
+    return [hashes[i * len(hashes) // MAX_PROBED_GRAMS] for i in range(MAX_PROBED_GRAMS)]
 
 
 def _check_n(n: int) -> None:

@@ -1,6 +1,6 @@
 """Regenerate tests/golden: small index directories written by the jar, and the answers both languages expect.
 
-    .venv/bin/python tests/golden/generate.py
+    .venv/bin/python tests/golden/generate.py [CASE ...]    (all cases, or only those named)
 
 Each case directory holds one index directory (named as the index, since checksums are seeded by that name)
 and `answers.json`: the files the index records (path, size, mtime), and per predicate the hashes the jar
@@ -42,10 +42,16 @@ CASES = [
     ("eq", "dec", "CAST(4.25 AS DECIMAL(12,2))", {"type": "decimal(12,2)", "value": "4.25"}),
     ("eq", "b", "X'623431'", {"type": "binary", "value": "623431"}),
     ("is_null", "s", None, None),
+    # Substring conditions, on an index's substring filter of `s` (kind, column, SQL literal, the string).
+    ("contains", "s", "'-13-日'", {"type": "string", "value": "-13-日"}),
+    ("contains", "s", "'ключ-2'", {"type": "string", "value": "ключ-2"}),
+    ("like", "s", "'ключ-1_-日本'", {"type": "string", "value": "ключ-1_-日本"}),
+    ("contains", "s", "'-99-'", {"type": "string", "value": "-99-"}),
 ]
+SUBSTRING_KINDS = ("contains", "like")
 
 
-def main() -> None:
+def main(only: set) -> None:
     from pyspark.sql import SparkSession
 
     import hsbloom
@@ -64,8 +70,12 @@ def main() -> None:
         "parquet_partitioned_zones": ("parquet", rows, {"partitionBy": "p"},
                                       hsbloom.BFIndexConfig("golden_zones", ["l", "s"], granularity="row_group", global_filter=False)),
         "delta": ("delta", rows.drop("p"), {}, hsbloom.BFIndexConfig("golden_delta", ["l", "s", "day"])),
+        "parquet_substring": ("parquet", rows.drop("p"), {},
+                              hsbloom.BFIndexConfig("golden_substring", ["l"], substring_columns=["s"], ngram_size=3)),
     }
     for case, (fmt, df, options, config) in kinds.items():
+        if only and case not in only:
+            continue
         table = str(work / case)
         writer = df.write.format(fmt)
         if "partitionBy" in options:
@@ -73,7 +83,11 @@ def main() -> None:
         writer.save(table)
         source = spark.read.format(fmt).load(table)
         hs.create_index(source, config)
-        write_case(spark, hs, files_read, case, source, work / "indexes" / config.index_name, config.indexed_columns)
+        write_case(spark, hs, files_read, case, source, work / "indexes" / config.index_name, config)
+    if only and "parquet_types" not in only:
+        spark.stop()
+        shutil.rmtree(work)
+        return
     damaged = HERE / "damaged"
     shutil.rmtree(damaged, ignore_errors=True)
     shutil.copytree(HERE / "parquet_types", damaged)
@@ -90,7 +104,7 @@ def main() -> None:
     shutil.rmtree(work)
 
 
-def write_case(spark, hs, files_read, case: str, source, index_dir: Path, columns: list) -> None:
+def write_case(spark, hs, files_read, case: str, source, index_dir: Path, config) -> None:
     import hsbloom
 
     out = HERE / case
@@ -99,10 +113,12 @@ def write_case(spark, hs, files_read, case: str, source, index_dir: Path, column
     held = spark.read.parquet(str(index_dir / "v__=0" / "files")).select("file_path", "file_size", "file_mtime").distinct()
     files = {r.file_path: [r.file_size, r.file_mtime] for r in held.collect()}
     cases = []
+    columns = config.indexed_columns
     for kind, column, literal, value in CASES:
-        if column not in columns and kind == "eq":
+        if (kind == "eq" and column not in columns) or (kind in SUBSTRING_KINDS) != (column in config.substring_columns):
             continue
-        where = f"{column} = {literal}" if kind == "eq" else f"{column} IS NULL"
+        where = {"eq": f"{column} = {literal}", "is_null": f"{column} IS NULL", "contains": f"contains({column}, {literal})",
+                 "like": f"{column} LIKE {literal}"}[kind]
         hsbloom.disable(spark)
         holding = {_local(r[0]) for r in source.where(where).selectExpr("input_file_name()").distinct().collect()}
         kept = sorted(p for p in files if _local(p) in holding)
@@ -113,11 +129,22 @@ def write_case(spark, hs, files_read, case: str, source, index_dir: Path, column
         if value is not None:  # hashed as the column's own type, as the rule hashes it
             value = dict(value, type=source.schema[column].dataType.simpleString())
         typed = f"CAST({literal} AS {value['type']})" if value else None
-        hashes = [] if kind != "eq" else [spark.sql(f"SELECT hsbloom_hash({typed})").head()[0]]
+        hashes = [] if kind == "is_null" else [spark.sql(f"SELECT hsbloom_hash({typed})").head()[0]] if kind == "eq" \
+            else _gram_hashes(spark, value["value"], config.ngram_size)
         cases.append({"kind": kind, "column": column, "value": value, "hashes": hashes, "kept": kept})
     hsbloom.disable(spark)
     answers = {"index": index_dir.name, "indexed_columns": list(columns), "files": files, "cases": cases}
+    if config.substring_columns:
+        answers |= {"substring_columns": list(config.substring_columns), "ngram_size": config.ngram_size}
     (out / "answers.json").write_text(json.dumps(answers, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def _gram_hashes(spark, text: str, n: int) -> list:
+    """The jar's hashes (`hsbloom_hash` of each n bytes as a binary value, as Parquet hashes a BYTE_ARRAY) of the
+    n-grams of the runs between `text`'s LIKE wildcards (a contains literal has none), in order."""
+    runs = [r.encode("utf-8") for r in text.replace("_", "%").split("%") if r]
+    grams = [run[i:i + n] for run in runs for i in range(len(run) - n + 1)]
+    return [spark.sql(f"SELECT hsbloom_hash(X'{g.hex()}')").head()[0] for g in grams]
 
 
 def _local(path: str) -> str:
@@ -126,4 +153,4 @@ def _local(path: str) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    main(set(sys.argv[1:]))

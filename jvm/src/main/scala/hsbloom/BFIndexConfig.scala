@@ -2,6 +2,8 @@ package hsbloom
 
 import java.util.Locale
 
+import hsbloom.substring.Grams
+
 /**
  * What to index and how: a Bloom filter index over `indexedColumns` of one source, checked when it is
  * constructed (a bad value is `HsbloomException.InvalidConfig` naming the argument and what it must be).
@@ -17,6 +19,11 @@ import java.util.Locale
  *    side (docs/joins.md); off by default: it doubles a build's time (docs/design/decisions.md).
  *  - `granularity`: "file" (one filter per file and column) or "row_group" (also one per row group of each
  *    Parquet file: a zone).
+ *  - `substringColumns`: string columns that also get a substring filter per file, of their values' `ngramSize`-byte
+ *    n-grams, for `LIKE`, `startswith`, `endswith` and `contains` (docs/substring.md); a column may be in both lists.
+ *  - `ngramSize`: the n of those n-grams, `Grams.MinN` to `Grams.MaxN` bytes (default 3).
+ *  - `substringCaseInsensitive`: also a substring filter of each substring column's lower-cased values, for
+ *    `ILIKE` and `lower(column)` conditions.
  *
  * The one owner of these rules and of the default fpp: every client's config reaches this constructor (SQL's
  * OPTIONS through `hsbloom.sql.IndexOptions`, Python's `hsbloom.BFIndexConfig` through SQL, which checks only
@@ -28,9 +35,24 @@ final case class BFIndexConfig(
     expectedNumItems: Option[Long] = None,
     fpp: Option[Double] = None,
     globalFilter: Boolean = false,
-    granularity: String = BFIndexConfig.FileGranularity) {
+    granularity: String = BFIndexConfig.FileGranularity,
+    substringColumns: Seq[String] = Nil,
+    ngramSize: Int = BFIndexConfig.DefaultNgramSize,
+    substringCaseInsensitive: Boolean = false) {
   BFIndexConfig.validateName(indexName)
-  BFIndexConfig.validateColumns(indexedColumns)
+  BFIndexConfig.validateColumns(indexedColumns, "indexed_columns", atLeastOne = true)
+  BFIndexConfig.validateColumns(substringColumns, "substring_columns", atLeastOne = false)
+  if (ngramSize < Grams.MinN || ngramSize > Grams.MaxN) {
+    throw HsbloomException.invalidConfig(s"ngram_size must be from ${Grams.MinN} to ${Grams.MaxN} bytes, got $ngramSize")
+  }
+  if (substringCaseInsensitive && substringColumns.isEmpty) {
+    throw HsbloomException.invalidConfig("substring_case_insensitive needs substring_columns: name the columns " +
+      "whose lower-cased values get a substring filter")
+  }
+  storedColumns.drop(indexedColumns.size).map(_.key).filter(indexedColumns.contains).foreach { k =>
+    throw HsbloomException.invalidConfig(s"indexed_columns lists '$k', the name this index gives the substring " +
+      "filter of a column in substring_columns; index that column in another index")
+  }
   expectedNumItems.foreach { n =>
     if (n <= 0) throw HsbloomException.invalidConfig(s"expected_num_items must be positive, got $n")
   }
@@ -41,6 +63,23 @@ final case class BFIndexConfig(
     throw HsbloomException.invalidConfig(
       s"granularity must be one of ${BFIndexConfig.Granularities.map(g => s"'$g'").mkString(", ")}, got '$granularity'")
   }
+
+  /**
+   * What the index stores per file, in its tables' `column` field: each indexed column's value filter under the
+   * column's name, then each substring column's n-gram filter under `gramKey` (value columns first: the build
+   * numbers them as the scan's first columns).
+   */
+  def storedColumns: Seq[BFIndexConfig.StoredColumn] =
+    indexedColumns.map(c => BFIndexConfig.StoredColumn(c, c, None)) ++
+      substringColumns.map(c => BFIndexConfig.StoredColumn(BFIndexConfig.gramKey(c, ngramSize), c, Some(ngramSize))) ++
+      (if (!substringCaseInsensitive) Nil else substringColumns.map(c =>
+        BFIndexConfig.StoredColumn(BFIndexConfig.gramKey(s"lower($c)", ngramSize), c, Some(ngramSize), lower = true)))
+
+  /** The stored columns' keys (`storedColumns`). */
+  def storedKeys: Seq[String] = storedColumns.map(_.key)
+
+  /** The source columns the index reads: the indexed ones, then the substring ones not among them. */
+  def sourceColumns: Seq[String] = (indexedColumns ++ substringColumns).distinct
 
   /** Whether the index keeps a filter per row group too (granularity "row_group"). */
   def zones: Boolean = granularity == BFIndexConfig.RowGroupGranularity
@@ -57,6 +96,10 @@ final case class BFIndexConfig(
   def withExpectedNumItems(value: Long): BFIndexConfig = copy(expectedNumItems = Some(value))
   def withGlobalFilter(value: Boolean): BFIndexConfig = copy(globalFilter = value)
   def withGranularity(value: String): BFIndexConfig = copy(granularity = value)
+  @annotation.varargs
+  def withSubstringColumns(value: String*): BFIndexConfig = copy(substringColumns = value)
+  def withNgramSize(value: Int): BFIndexConfig = copy(ngramSize = value)
+  def withSubstringCaseInsensitive(value: Boolean): BFIndexConfig = copy(substringCaseInsensitive = value)
 }
 
 object BFIndexConfig {
@@ -70,6 +113,16 @@ object BFIndexConfig {
   val FileGranularity = "file"
   val RowGroupGranularity = "row_group"
   val Granularities: Seq[String] = Seq(FileGranularity, RowGroupGranularity)
+  val DefaultNgramSize = 3
+
+  /**
+   * One filter the index stores per file: under `key`, of source column `source`'s values, or with `ngram` of
+   * their `ngram`-byte grams (a substring filter), with `lower` of their lower-cased values' grams.
+   */
+  final case class StoredColumn(key: String, source: String, ngram: Option[Int], lower: Boolean = false)
+
+  /** The stored key of `column`'s substring filter of `n`-byte grams, e.g. "ngram3(message)", "ngram3(lower(message))". */
+  def gramKey(column: String, n: Int): String = s"ngram$n($column)"
 
   /** For Java: `BFIndexConfig.of("name", "col1", "col2")`, then `withFpp(...)` and the rest. */
   @annotation.varargs
@@ -106,14 +159,15 @@ object BFIndexConfig {
     }
   }
 
-  private def validateColumns(columns: Seq[String]): Unit = {
-    if (columns == null || columns.isEmpty) throw HsbloomException.invalidConfig("indexed_columns must name at least one column")
+  private def validateColumns(columns: Seq[String], field: String, atLeastOne: Boolean): Unit = {
+    if (columns == null) throw HsbloomException.invalidConfig(s"$field must be a list of column names, got null")
+    if (atLeastOne && columns.isEmpty) throw HsbloomException.invalidConfig(s"$field must name at least one column")
     columns.foreach { c =>
-      if (c == null || c.isEmpty) throw HsbloomException.invalidConfig(s"indexed_columns must hold non-empty strings, got '$c'")
+      if (c == null || c.isEmpty) throw HsbloomException.invalidConfig(s"$field must hold non-empty strings, got '$c'")
     }
     val duplicates = columns.groupBy(identity).collect { case (c, n) if n.size > 1 => c }.toSeq.sorted
     if (duplicates.nonEmpty) {
-      throw HsbloomException.invalidConfig(s"indexed_columns lists ${duplicates.mkString("[", ", ", "]")} more than once")
+      throw HsbloomException.invalidConfig(s"$field lists ${duplicates.mkString("[", ", ", "]")} more than once")
     }
   }
 

@@ -89,8 +89,9 @@ object IndexDescriptions {
       sharedFpp = sharedFpp,
       numRows = summary.map(_.numRows),
       indexBytes = summary.map(_.indexBytes),
-      columns = config.indexedColumns.flatMap { c =>
-        summary.flatMap(_.column(c)).map(s => IndexInfo.ColumnStatistics(c, source.schemaOf(c).getOrElse("?"),
+      columns = config.storedColumns.flatMap { stored =>
+        val c = stored.key
+        summary.flatMap(_.column(c)).map(s => IndexInfo.ColumnStatistics(c, source.schemaOf(stored.source).getOrElse("?"),
           s.numRows, s.numNulls, s.ndv, s.fileFilterBytes, s.globalFilterBytes))
       },
       logId = e.id,

@@ -12,6 +12,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.types.StringType
 import org.slf4j.LoggerFactory
 
 import hsbloom.conf.HsbloomConf
@@ -161,14 +162,29 @@ object IndexCatalog {
     }
   }
 
-  /** An indexed column as the relation sees it: the relation's attribute and the index that covers it. */
-  final case class CoveredColumn(attribute: AttributeReference, index: ActiveIndex, indexColumn: String)
+  /**
+   * An indexed column as the relation sees it: the relation's attribute and the index that covers it, with its
+   * values' filters (`indexColumn` the stored key), or with `ngram` its substring filter (docs/substring.md), with
+   * `lower` of its lower-cased values.
+   */
+  final case class CoveredColumn(attribute: AttributeReference, index: ActiveIndex, indexColumn: String,
+      ngram: Option[Int] = None, lower: Boolean = false) {
+    /** The name a `FilePredicate` gives the check (`PredicateTranslation`): the attribute's, or its grams'. */
+    def predicateKey: String =
+      ngram.fold(attribute.name)(n => IndexCatalog.gramPredicateKey(attribute.name, n, lower))
+  }
+
+  /** The predicate key of `column`'s `n`-gram filter: with a `Nul`, which `coverage` requires no column name to hold. */
+  def gramPredicateKey(column: String, n: Int, lower: Boolean): String =
+    column + Nul + "ngram" + n + (if (lower) s"${Nul}lower" else "")
+  val Nul: Char = 0.toChar
 
   /**
-   * How an ACTIVE index built over the same files (same format and root paths) stands to a relation:
-   * the relation's columns it covers, or why it covers none (for `hs.explain`).
+   * How an ACTIVE index built over the same files (same format and root paths) stands to a relation: the relation's
+   * columns it covers, or why it covers none (for `hs.explain`); `grams` those it covers with substring filters.
    */
-  final case class Coverage(index: ActiveIndex, covered: Seq[CoveredColumn], whyNot: Option[String])
+  final case class Coverage(index: ActiveIndex, covered: Seq[CoveredColumn], whyNot: Option[String],
+      grams: Seq[CoveredColumn] = Nil)
 
   /**
    * The columns of `relation` (with output `output`) that ACTIVE indexes cover.
@@ -182,6 +198,11 @@ object IndexCatalog {
    */
   def coveredColumns(spark: SparkSession, relation: HadoopFsRelation, output: Seq[AttributeReference]): Seq[CoveredColumn] =
     coverage(spark, relation, output).flatMap(_.covered)
+
+  /** `coveredColumns` and the substring filters' columns: only a scan's own filters read the latter (not joins). */
+  def coveredForFilters(spark: SparkSession, relation: HadoopFsRelation, output: Seq[AttributeReference])
+      : Seq[CoveredColumn] =
+    coverage(spark, relation, output).flatMap(c => c.covered ++ c.grams)
 
   /** Every ACTIVE index over the files `relation` reads, with what it covers or why not. */
   def coverage(spark: SparkSession, relation: HadoopFsRelation, output: Seq[AttributeReference]): Seq[Coverage] = {
@@ -198,7 +219,7 @@ object IndexCatalog {
         case None => Some("the index records no read settings (it was built by an older hsbloom); run " +
           s"refresh_index('${i.entry.indexName}', 'full')")
         case Some(recorded) =>
-          try ReadFacts.differenceWhereRead(recorded, ScanFacts.of(spark, relation, format, i.entry.indexedColumns))
+          try ReadFacts.differenceWhereRead(recorded, ScanFacts.of(spark, relation, format, i.entry.sourceColumns))
           catch { case NonFatal(e) => Some(e.getMessage) }
       }
       val covered = if (whyNot.isDefined) Nil else i.entry.indexedColumns.flatMap { c =>
@@ -206,7 +227,14 @@ object IndexCatalog {
           i.entry.schema.get(c).contains(a.dataType.simpleString) && ParquetHash.isSupported(a.dataType)
         }.map(CoveredColumn(_, i, c))
       }
-      Coverage(i, covered, whyNot)
+      // A string of the binary collation, as indexed; no attribute's name may hold the predicate keys' NUL.
+      val grams = if (whyNot.isDefined || output.exists(_.name.contains(Nul))) Nil else i.entry.grams.flatMap { g =>
+        output.find(a => resolver(a.name, g.source)).filter { a =>
+          a.dataType == StringType && i.entry.schema.get(g.source).contains(a.dataType.simpleString) &&
+            ParquetHash.isSupported(a.dataType)
+        }.map(CoveredColumn(_, i, g.key, g.ngram, g.lower))
+      }
+      Coverage(i, covered, whyNot, grams)
     }
   }
 

@@ -15,7 +15,8 @@ object LogJson {
   private val mapper = new ObjectMapper()
   /** A name, a host, a path or a message: no legitimate one is longer. */
   val MaxText: Int = 64 * 1024
-  private val ConfigFields = Set("index_name", "indexed_columns", "expected_num_items", "fpp", "global_filter", "granularity")
+  private val ConfigFields = Set("index_name", "indexed_columns", "expected_num_items", "fpp", "global_filter", "granularity",
+    "substring_columns", "ngram_size", "substring_case_insensitive")
 
   /** The entry as one compact JSON object, with the log's field names. */
   def write(e: LogEntry): String = {
@@ -52,6 +53,12 @@ object LogJson {
     o.put("global_filter", c.globalFilter)
     // The default is left out, so an hsbloom from before zones still reads the entry.
     if (c.granularity != BFIndexConfig.FileGranularity) o.put("granularity", c.granularity)
+    // Left out without substring filters, so an hsbloom from before them still reads the entry.
+    if (c.substringColumns.nonEmpty) {
+      val subs = o.putArray("substring_columns"); c.substringColumns.foreach(subs.add)
+      o.put("ngram_size", c.ngramSize)
+      if (c.substringCaseInsensitive) o.put("substring_case_insensitive", true)
+    }
   }
 
   private def writeSource(o: ObjectNode, s: IndexSource): Unit = {
@@ -156,7 +163,12 @@ object LogJson {
       expectedNumItems = c.optional("expected_num_items").map(Fields.long(_, "config.expected_num_items")),
       fpp = c.optional("fpp").map(Fields.probability(_, "config.fpp")),
       globalFilter = c.optional("global_filter").map(Fields.boolean(_, "config.global_filter")).getOrElse(true),
-      granularity = c.optionalText("granularity").getOrElse(BFIndexConfig.FileGranularity))
+      granularity = c.optionalText("granularity").getOrElse(BFIndexConfig.FileGranularity),
+      substringColumns = c.optional("substring_columns").map(_ => c.texts("substring_columns")).getOrElse(Nil),
+      ngramSize = c.optional("ngram_size").map(v => Fields.long(v, "config.ngram_size", 64).toInt)
+        .getOrElse(BFIndexConfig.DefaultNgramSize),
+      substringCaseInsensitive = c.optional("substring_case_insensitive")
+        .exists(Fields.boolean(_, "config.substring_case_insensitive")))
     catch { case e: HsbloomException => throw new IllegalArgumentException(s"config: ${e.text}") }
   }
 

@@ -23,13 +23,13 @@ import hsbloom.format.Checksums
 object IndexVerify {
   /**
    * Problems of the version made of `dataPaths` (oldest first) without the
-   * file ids `dropped`, which should hold `columns` of `expectedFiles` source
+   * file ids `dropped`, which should hold `columns` (stored keys) of `expectedFiles` source
    * files (the log entry's `summary.num_files`), and a global filter per
-   * column when `globalFilter`, as (file, problem); empty when everything
+   * column of `globalColumns`, as (file, problem); empty when everything
    * checks out.
    */
   def problems(spark: SparkSession, dataPaths: Seq[String], dropped: Set[Long], expectedFiles: Long,
-      columns: Seq[String], globalFilter: Boolean, notChecked: String => Unit = _ => ()): Seq[(String, String)] = {
+      columns: Seq[String], globalColumns: Seq[String], notChecked: String => Unit = _ => ()): Seq[(String, String)] = {
     val conf = spark.sessionState.newHadoopConf()
     val problems = mutable.ArrayBuffer[(Path, Path, String)]()
     def problem(dataPath: String, file: Path, text: String): Unit = problems += ((new Path(dataPath), file, text))
@@ -53,7 +53,7 @@ object IndexVerify {
           problem(dataPath, file, text)
         }
       }
-      if (globalFilter) columns.foreach { c =>
+      globalColumns.foreach { c =>
         try IndexTables.readGlobalFilter(dataPath, c, conf) catch {
           // An encrypted column's is in the sealed global table (`SealedGlobal`), read with this session's keys.
           case NonFatal(_) if SealedGlobal.exists(dataPath, conf) =>

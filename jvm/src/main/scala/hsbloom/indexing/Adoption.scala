@@ -86,6 +86,7 @@ object Adoption {
     else if (request.expectedNumItems.isDefined) Some("expected_num_items fixes the filters' size")
     else if (request.globalFilter) Some(GlobalFilterReason)
     else if (request.sealing.isDefined) Some("an indexed column is encrypted (its rows are sealed: SealedTable)")
+    else if (request.grams.nonEmpty) Some("the index has substring filters, which are built from the values")
     else None
   }
 

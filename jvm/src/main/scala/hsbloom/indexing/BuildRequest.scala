@@ -4,6 +4,7 @@ import hsbloom.format.SourceFile
 
 /** What to build: made by `hsbloom.operations.BuildData` (the tests' test kit makes it from JSON: jvm/testkit). */
 final case class BuildRequest(
+    /** The stored columns' keys (`BFIndexConfig.storedKeys`): value columns first, then substring filters. */
     columns: Seq[String],
     files: Seq[SourceFile],
     expectedNumItems: Option[Long],
@@ -25,7 +26,15 @@ final case class BuildRequest(
     /** Hashes a global-filter task holds before it builds at the largest size and folds (a tuning knob). */
     globalHeldHashes: Long = BuildRequest.DefaultGlobalHeldHashes,
     /** How the rows of encrypted indexed columns are sealed (`hsbloom.index.SealedTable`); None: none is. */
-    sealing: Option[EncryptedColumns.Sealing] = None) {
+    sealing: Option[EncryptedColumns.Sealing] = None,
+    /**
+     * Per stored column after the value columns: the source column, n of its substring filter (n-grams), and
+     * whether of the lower-cased values.
+     */
+    grams: Seq[(String, Int, Boolean)] = Nil) {
+  /** The value columns (each stored under its own name), the first of `columns`. */
+  def valueColumns: Seq[String] = columns.take(columns.size - grams.size)
+
   /** The indexed columns whose rows go to the sealed table, not to the plaintext tables. */
   def sealedColumns: Set[String] = sealing.fold(Set.empty[String])(_.masterKeys.keySet)
 }

@@ -48,8 +48,10 @@ object FileFilters {
         val file = ps.head.file
         val large = ps.flatMap(_.filter).reduceOption((a, b) => a.union(b))
         val (rows, nulls) = (ps.map(_.rows).sum, ps.map(_.nulls).sum)
-        val (filter, ndv) = build(ps.map(p => p.hashes -> p.hashes.length).toSeq, rows - nulls, large,
-          settings.expectedNumItems, settings.fileFpp)
+        // A substring filter holds more hashes than values: its bound is its hashes (any number, once built large).
+        val (items, fixed) = if (!settings.isGrams(k.column)) (rows - nulls, settings.expectedNumItems)
+          else (if (large.isDefined) Long.MaxValue else ps.map(_.hashes.length.toLong).sum, None)
+        val (filter, ndv) = build(ps.map(p => p.hashes -> p.hashes.length).toSeq, items, large, fixed, settings.fileFpp)
         Row(file.fileId, file.path, file.size, file.mtime, columns(k.column), rows, nulls, ndv, filter.toBytes)
       }
     }

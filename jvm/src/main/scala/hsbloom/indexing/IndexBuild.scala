@@ -3,7 +3,7 @@ package hsbloom.indexing
 import org.apache.hadoop.fs.Path
 import org.apache.spark.rdd.{PartitionPruningRDD, RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.types.{DataType, StringType}
 import org.apache.spark.util.SerializableConfiguration
 import com.fasterxml.jackson.databind.ObjectMapper
 
@@ -54,14 +54,18 @@ object IndexBuild {
   def build(df: DataFrame, request: BuildRequest): BuildSummary = {
     val spark = df.sparkSession
     val sc = spark.sparkContext
-    val columnTypes = request.columns.map(c => df.schema(df.schema.fieldIndex(resolveName(df, c))).dataType)
-    request.columns.zip(columnTypes).foreach { case (c, dt) =>
+    val columnTypes = request.valueColumns.map(c => df.schema(df.schema.fieldIndex(resolveName(df, c))).dataType)
+    request.valueColumns.zip(columnTypes).foreach { case (c, dt) =>
       if (!ParquetHash.isSupported(dt)) throw new IllegalArgumentException(s"column '$c' has unsupported type $dt")
+    }
+    request.grams.foreach { case (c, _, _) =>
+      val dt = df.schema(df.schema.fieldIndex(resolveName(df, c))).dataType
+      if (!dt.isInstanceOf[StringType]) throw new IllegalArgumentException(s"substring column '$c' has type $dt")
     }
 
     // Files whose own Parquet filters can stand for a hashed build are adopted first; the scan reads the rest.
     val begun = System.nanoTime()
-    val adoption = Adoption.of(df, request, request.columns.map(c => resolveName(df, c)), columnTypes)
+    val adoption = Adoption.of(df, request, request.valueColumns.map(c => resolveName(df, c)), columnTypes)
     val started = System.nanoTime()
     log.info(f"${request.description}: ${adoption.adopted.size} files' filters adopted from their Parquet " +
       f"Bloom filters (${(started - begun) / 1e9}%.2f s); hashed: " +
@@ -119,11 +123,14 @@ object IndexBuild {
       // never more than 32 buckets per task (its slices at the largest filter size: 64 MiB) and at
       // most 4 tasks per core.
       val bySize = (request.files.map(_.size).sum / (128L << 20) + 1).toInt
-      val columns = request.columns.size
+      val columns = request.valueColumns.size
       math.min(NumBuckets * columns, math.max(2 * columns, math.min(bySize, 4 * sc.defaultParallelism)))
     }
+    // The scan reads the value columns (ordinals 0 until their number), then the substring columns not among them.
+    val scanColumns = (request.valueColumns ++ request.grams.map(_._1)).map(c => resolveName(scanned, c)).distinct
     val settings = MapSettings(columnTypes.toArray, request.expectedNumItems, request.fileFpp, request.globalFilter,
-      request.maxBufferedHashes, globalPartitions, request.sharedFpp)
+      request.maxBufferedHashes, globalPartitions, request.sharedFpp,
+      request.grams.map { case (c, n, lower) => (scanColumns.indexOf(resolveName(scanned, c)), n, lower) }.toArray)
     val zonePartitions = if (request.zones) filePartitions else 0
     // The zones' footers are read as the scan reads the files: with the read's options (an encrypted source's
     // crypto factory and KMS settings may be given only there).
@@ -133,7 +140,7 @@ object IndexBuild {
       sc.broadcast(new SerializableConfiguration(spark.sessionState.newHadoopConfWithOptions(readOptions))))
     // Without a global filter the map tasks' distinct counters come to the driver (with one, to its reducers).
     val sketches = if (request.globalFilter) None else Some(DistinctSketches.registered(sc, request.columns.size))
-    val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(scanned, request.columns.map(c => resolveName(scanned, c)))
+    val mapped: RDD[(BuildKey, Payload)] = ScanInput.of(scanned, scanColumns)
       .mapPartitions { chunks =>
         val zones = hadoopConf.map(conf => new ZoneTracker(settings, conf.value.value))
         new MapSide(chunks, settings, listing.value, zones, sketches)
@@ -189,7 +196,7 @@ object IndexBuild {
       shuffled: RDD[(BuildKey, Payload)],
       filePartitions: Int,
       globalPartitions: Int): (Map[String, (Long, Long)], Option[DataFrame]) = {
-    val columns = request.columns
+    val columns = request.valueColumns
     val fixedBlocks = columns.map(c => request.globalFilterBlocks.getOrElse(c, 0)).toArray
     val (sharedFpp, heldHashes) = (request.sharedFpp, request.globalHeldHashes)
     val sizes = spark.sparkContext.collectionAccumulator[(Int, Long, Int)]("hsbloom global filter sizes")

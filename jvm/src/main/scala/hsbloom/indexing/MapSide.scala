@@ -7,9 +7,20 @@ import hsbloom.format.{FileKey, SourceFile}
 import hsbloom.indexing.BuildPartitioner.{BucketChunk, BucketShift, NumBuckets}
 import hsbloom.sbbf.{ParquetHash, Sbbf}
 
-/** What every map task needs to know about the build: `fileFpp` sizes the file filters, `sharedFpp` the zones. */
+/**
+ * What every map task needs to know about the build: `fileFpp` sizes the file filters, `sharedFpp` the zones.
+ * `columnTypes` are the value columns' (scan ordinals 0 until their number); `grams` per substring filter after
+ * them, the scan ordinal of its string column, its n, and whether of the lower-cased values (`GramHasher`).
+ */
 final case class MapSettings(columnTypes: Array[DataType], expectedNumItems: Option[Long], fileFpp: Double,
-    globalFilter: Boolean, maxBufferedHashes: Int, globalPartitions: Int, sharedFpp: Double)
+    globalFilter: Boolean, maxBufferedHashes: Int, globalPartitions: Int, sharedFpp: Double,
+    grams: Array[(Int, Int, Boolean)] = Array.empty) {
+  /** The value columns: the first build columns, the only ones with global filters and zones. */
+  def numValueColumns: Int = columnTypes.length
+  def numColumns: Int = columnTypes.length + grams.length
+  /** Whether build column `c` is a substring filter. */
+  def isGrams(c: Int): Boolean = c >= columnTypes.length
+}
 
 /**
  * The map side over one task's rows: tracks the current file, buffers its
@@ -26,17 +37,21 @@ final class MapSide(
     zones: Option[ZoneTracker] = None,
     sketches: Option[DistinctSketches] = None) extends Iterator[(BuildKey, Payload)] {
   import MapSide.LargeFileNdv
-  private val numColumns = settings.columnTypes.length
+  private val numColumns = settings.numColumns
+  private val numValues = settings.numValueColumns
+  private val gramHashers = settings.grams.map { case (ordinal, n, lower) => new GramHasher(ordinal, n, lower) }
   private val rowHashers = settings.columnTypes.map(t => ParquetHash.hasherFor(t).get)
   private val vectorHashers = settings.columnTypes.map(t => ParquetHash.vectorHasherFor(t).get)
   /** The current chunk's hashes of one column (its non-null values, in row order). */
   private var hashes = new Array[Long](4096)
   private val out = new java.util.ArrayDeque[(BuildKey, Payload)]()
   private val localSketches = Array.fill(numColumns)(new HyperLogLog())
-  private val buckets = Array.fill(numColumns, NumBuckets)(new LongBuffer(BucketChunk))
+  private val buckets = Array.fill(numValues, NumBuckets)(new LongBuffer(BucketChunk))
   private val fileHashes = Array.fill(numColumns)(new LongBuffer())
   private val largeFilters = new Array[Sbbf](numColumns)
   private val fileNulls = new Array[Long](numColumns)
+  /** Hashes of the current file per column: its non-null values, or for a substring filter its grams. */
+  private val fileItems = new Array[Long](numColumns)
   private var fileRows = 0L
   private var currentName: UTF8String = null
   private var current: SourceFile = null
@@ -69,14 +84,25 @@ final class MapSide(
     }
     val batch = chunk.columns
     var c = 0
-    while (c < numColumns) {
+    while (c < numValues) {
       // One pass per step over the column's hashes: each loop is short and does one thing.
       val count = if (batch != null) vectorHashers(c).hashAll(batch.column(c), n, hashes) else hashRows(chunk, c)
       fileNulls(c) += n - count
-      addToFile(c, count)
-      addToSketch(c, count)
+      fileItems(c) += count
+      addToFile(c, hashes, count)
+      addToSketch(c, hashes, count)
       if (settings.globalFilter) addToGlobal(c, count)
       if (inOneZone) zones.get.addHashes(c, hashes, count, n)
+      c += 1
+    }
+    // Substring filters: a file filter of each value's grams (no global filter, no zones).
+    while (c < numColumns) {
+      val grams = gramHashers(c - numValues)
+      val count = grams.hashChunk(chunk)
+      fileNulls(c) += n - grams.nonNull
+      fileItems(c) += count
+      addToFile(c, grams.out, count)
+      addToSketch(c, grams.out, count)
       c += 1
     }
     zones.foreach(z => if (inOneZone) z.advance(n) else spreadOverZones(z, chunk))
@@ -106,7 +132,7 @@ final class MapSide(
     k
   }
 
-  private def addToFile(c: Int, count: Int): Unit = {
+  private def addToFile(c: Int, hashes: Array[Long], count: Int): Unit = {
     if (largeFilters(c) != null) {
       val filter = largeFilters(c)
       var i = 0
@@ -116,7 +142,7 @@ final class MapSide(
       buffer.appendAll(hashes, count)
       if (buffer.size >= settings.maxBufferedHashes) {
         // Too many values to buffer: build at a fixed large size now (folded when the file ends).
-        val filter = Sbbf.forNdv(settings.expectedNumItems.getOrElse(LargeFileNdv), settings.fileFpp)
+        val filter = Sbbf.forNdv(fixedItems(c).getOrElse(LargeFileNdv), settings.fileFpp)
         var i = 0
         while (i < buffer.size) { filter.insertHash(buffer.values(i)); i += 1 }
         buffer.clear()
@@ -125,8 +151,11 @@ final class MapSide(
     }
   }
 
+  /** `expected_num_items` sizes the value columns' file filters; a substring filter is sized from its grams. */
+  private def fixedItems(c: Int): Option[Long] = if (settings.isGrams(c)) None else settings.expectedNumItems
+
   /** The column's hashes into its distinct counter. */
-  private def addToSketch(c: Int, count: Int): Unit = {
+  private def addToSketch(c: Int, hashes: Array[Long], count: Int): Unit = {
     val sketch = localSketches(c)
     var i = 0
     while (i < count) { sketch.update(hashes(i)); i += 1 }
@@ -163,8 +192,8 @@ final class MapSide(
       val buffer = fileHashes(c)
       val large = Option(largeFilters(c))
       if (currentWhole) {
-        val (filter, ndv) = FileFilters.build(Seq(buffer.values -> buffer.size), fileRows - fileNulls(c), large,
-          settings.expectedNumItems, settings.fileFpp)
+        val (filter, ndv) = FileFilters.build(Seq(buffer.values -> buffer.size), fileItems(c), large,
+          fixedItems(c), settings.fileFpp)
         out.add(FileColumnKey(current.fileId, c) -> FileResult(current, fileRows, fileNulls(c), ndv, filter.toBytes))
       } else {
         out.add(FileColumnKey(current.fileId, c) -> FilePart(current, fileRows, fileNulls(c), buffer.toArray, large))
@@ -172,6 +201,7 @@ final class MapSide(
       buffer.clear()
       largeFilters(c) = null
       fileNulls(c) = 0
+      fileItems(c) = 0
       c += 1
     }
     fileRows = 0
@@ -182,7 +212,7 @@ final class MapSide(
     finished = true
     endFile()
     if (settings.globalFilter) {
-      for (c <- 0 until numColumns; b <- 0 until NumBuckets if buckets(c)(b).size > 0) {
+      for (c <- 0 until numValues; b <- 0 until NumBuckets if buckets(c)(b).size > 0) {
         out.add(BucketKey(c, b) -> BucketHashes(buckets(c)(b).toArray))
       }
       for (p <- 0 until settings.globalPartitions) out.add(SketchKey(p) -> Sketches(localSketches))

@@ -41,9 +41,13 @@ object IndexLog {
       /** The global filter's (and zones') false-positive probability. */
       sharedFpp: Double = hsbloom.BFIndexConfig.DefaultFpp,
       /** Whether the index has global filters (a sealed column's, with no summary, is in `sealed_global/`). */
-      globalFilter: Boolean = false) {
+      globalFilter: Boolean = false,
+      /** The substring filters (docs/substring.md): per substring column, its stored key and n. */
+      grams: Seq[hsbloom.BFIndexConfig.StoredColumn] = Nil) {
     /** The root paths as `FileKey`s, to match a relation's roots (computed once; entries are cached). */
     lazy val rootKeys: Set[String] = rootPaths.map(FileKey.listed).toSet
+    /** The source columns the index read: the indexed ones, then the substring ones not among them. */
+    def sourceColumns: Seq[String] = (indexedColumns ++ grams.map(_.source)).distinct
     def describe: String = {
       val parts = if (dataParts.size > 1) s" in ${dataParts.size} parts" else ""
       s"$indexName (log entry $id${dataVersion.map(v => s", data version $v$parts").getOrElse("")})"
@@ -59,6 +63,7 @@ object IndexLog {
         id = e.id,
         state = e.state.name,
         indexedColumns = e.config.map(_.indexedColumns).getOrElse(Nil),
+        grams = e.config.map(_.storedColumns.filter(_.ngram.isDefined)).getOrElse(Nil),
         fileFpp = fileFpp,
         format = e.source.map(_.format).getOrElse(""),
         rootPaths = e.source.map(_.rootPaths).getOrElse(Nil),

@@ -20,9 +20,11 @@ object BuildData {
    */
   def apply(df: DataFrame, files: Seq[SourceFile], config: BFIndexConfig, versionFiles: Long, dataPath: String,
       description: String, globalFilterBlocks: Map[String, Int] = Map.empty): Summary = {
+    Substrings.refuseUnfit(df, config)
     val fileFpp = config.fileFpp(versionFiles)
     val request = BuildRequest(
-      columns = config.indexedColumns,
+      columns = config.storedKeys,
+      grams = config.storedColumns.flatMap(s => s.ngram.map(n => (s.source, n, s.lower))),
       files = files,
       expectedNumItems = config.expectedNumItems,
       fileFpp = fileFpp,

@@ -20,11 +20,14 @@ object CreateIndex {
     // Typed: Scala 2.12 would read `source = ` below as an assignment to the `val source` that follows.
     val described: Sources.Described = JobGroup.around(spark, JobGroup.id("create", ctx.name), listing,
         cancelOnFailure = false) {
-      val d = Sources.describe(df, requested.indexedColumns) // Delta runs jobs to list
+      val d = Sources.describe(df, requested.sourceColumns) // Delta runs jobs to list
       val footersHidden = refuseEncrypted(df, d.columns, d.files, s"create index '${ctx.name}'")
       if (footersHidden) d.copy(source = d.source.hidingSchema(d.columns)) else d
     }
-    val config = requested.copy(indexedColumns = described.columns)
+    val resolved = requested.sourceColumns.zip(described.columns).toMap
+    val config = requested.copy(indexedColumns = requested.indexedColumns.map(resolved),
+      substringColumns = requested.substringColumns.map(resolved))
+    Substrings.refuseUnfit(df, config)
     val source = described.source
     if (config.zones && !ZoneFormats.contains(source.format)) {
       throw HsbloomException.invalidConfig("granularity='row_group' needs a Parquet or Delta source (zones are the " +

@@ -49,6 +49,6 @@ object VerifyIndex {
     if (missing.nonEmpty) return missing.map(VerifyResult.Problem(_, "data directory is missing"))
     val config = entry.config.get
     IndexVerify.problems(ctx.spark, dataPaths, entry.droppedFileIds.toSet, entry.summary.map(_.numFiles).getOrElse(0L),
-      config.indexedColumns, config.globalFilter, notChecked).map { case (file, problem) => VerifyResult.Problem(file, problem) }
+      config.storedKeys, if (config.globalFilter) config.indexedColumns else Nil, notChecked).map { case (file, problem) => VerifyResult.Problem(file, problem) }
   }
 }

@@ -53,7 +53,7 @@ class DeltaScanPruningRule(session: SparkSession) extends GuardedRule[SparkPlan]
   private def prune(scan: FileSourceScanExec): SparkPlan = {
     val fs = scan.relation
     val output = scan.output.collect { case a: AttributeReference => a }
-    val covered = IndexCatalog.coveredColumns(session, fs, output)
+    val covered = IndexCatalog.coveredForFilters(session, fs, output)
     if (covered.isEmpty) scan
     else scan.copy(relation = fs.copy(location = new PrunedFileIndex(session, fs.location, covered))(fs.sparkSession))
   }

@@ -53,7 +53,7 @@ class FilePruningRule(session: SparkSession) extends GuardedRule[LogicalPlan] {
       val c = withPrunedRelation(child, referenced ++ condition.references, nondeterministic)
       if (c eq child) f else f.copy(child = c)
     case FileRelation(l, fs, output, false) if eligible(fs) =>
-      val covered = IndexCatalog.coveredColumns(session, fs, output)
+      val covered = IndexCatalog.coveredForFilters(session, fs, output)
       val filtered = covered.exists(c => referenced.exists(r => r.semanticEquals(c.attribute) || r.name == c.attribute.name))
       val unsafe = if (filtered) Nondeterminism.reasonFor(nondeterministic, output) else None
       unsafe.foreach(why => PruningDecisions.record(Nondeterminism.notPruned(fs.location.rootPaths.mkString(", "), why)))

@@ -28,6 +28,17 @@ object PredicateTranslation {
   final case class Probe(column: String, hashes: Array[Long]) extends FilePredicate {
     override def toString: String = s"Probe($column, ${hashes.length} hash(es))"
   }
+  /**
+   * The file may match only if its filter for `column` (a substring filter: `IndexCatalog.gramPredicateKey`) may
+   * hold every one of `hashes`, the grams a substring condition needs (docs/substring.md).
+   */
+  final case class AllGrams(column: String, hashes: Array[Long]) extends FilePredicate {
+    override def toString: String = column.split(0.toChar) match {
+      case Array(name, n) => s"AllGrams($n($name), ${hashes.length} gram(s))"
+      case Array(name, n, lower) => s"AllGrams($n($lower($name)), ${hashes.length} gram(s))"
+      case _ => s"AllGrams(${column.replace(0.toChar, ' ')}, ${hashes.length} gram(s))"
+    }
+  }
   /** The file may match only if `column` has a null in it. */
   final case class HasNulls(column: String) extends FilePredicate
   final case class AllOf(children: Seq[FilePredicate]) extends FilePredicate
@@ -35,14 +46,19 @@ object PredicateTranslation {
 
   /**
    * Translates the scan's data filters (a conjunction; attribute names are the
-   * relation's) for the indexed columns `columns` (name -> type).
+   * relation's) for the indexed columns `columns` (name -> type) and the
+   * columns with substring filters `grams` ((name, of lower-cased values) -> n and predicate key).
    */
-  def translate(filters: Seq[Expression], columns: Map[String, DataType]): FilePredicate =
-    and(filters.map(f => translate(f, columns)))
+  def translate(filters: Seq[Expression], columns: Map[String, DataType],
+      grams: Map[(String, Boolean), (Int, String)] = Map.empty): FilePredicate =
+    and(filters.map(f => translate(f, columns, grams)))
 
-  def translate(e: Expression, columns: Map[String, DataType]): FilePredicate = e match {
-    case And(l, r) => and(Seq(translate(l, columns), translate(r, columns)))
-    case Or(l, r) => or(Seq(translate(l, columns), translate(r, columns)))
+  def translate(e: Expression, columns: Map[String, DataType]): FilePredicate = translate(e, columns, Map.empty[(String, Boolean), (Int, String)])
+
+  def translate(e: Expression, columns: Map[String, DataType], grams: Map[(String, Boolean), (Int, String)]): FilePredicate = e match {
+    case And(l, r) => and(Seq(translate(l, columns, grams), translate(r, columns, grams)))
+    case Or(l, r) => or(Seq(translate(l, columns, grams), translate(r, columns, grams)))
+    case SubstringCondition(p) => if (grams.isEmpty) MayMatch else p(grams)
     case EqualTo(ColumnRef(c), Literal(v, _)) => equalTo(c, v, columns)
     case EqualTo(Literal(v, _), ColumnRef(c)) => equalTo(c, v, columns)
     case EqualNullSafe(ColumnRef(c), Literal(v, _)) => equalNullSafe(c, v, columns)
@@ -184,6 +200,7 @@ object PredicateTranslation {
   /** The columns a predicate checks. */
   def columnsOf(p: FilePredicate): Set[String] = p match {
     case Probe(c, _) => Set(c)
+    case AllGrams(c, _) => Set(c)
     case HasNulls(c) => Set(c)
     case AllOf(cs) => cs.flatMap(columnsOf).toSet
     case AnyOf(cs) => cs.flatMap(columnsOf).toSet
@@ -204,6 +221,9 @@ object PredicateTranslation {
       val entries = fileEntries(c)
       val left = if (entries.isEmpty) hashes else hashes.filter(h => entries.forall(_.mightContainAny(Array(h))))
       if (left.isEmpty) NoMatch else if (left.length == hashes.length) p else Probe(c, left)
+    case AllGrams(c, hashes) =>
+      val entries = fileEntries(c)
+      if (hashes.forall(h => entries.forall(_.mightContainAny(Array(h))))) p else NoMatch
     case AllOf(cs) => and(cs.map(narrowedTo(_, fileEntries)))
     case AnyOf(cs) => or(cs.map(narrowedTo(_, fileEntries)))
     case other => other
@@ -218,6 +238,7 @@ object PredicateTranslation {
     case MayMatch => true
     case NoMatch => false
     case Probe(c, hashes) => entries(c).forall(_.mightContainAny(hashes))
+    case AllGrams(c, hashes) => hashes.forall(h => entries(c).forall(_.mightContainAny(Array(h))))
     case HasNulls(c) => entries(c).forall(_.mayHoldNulls)
     case AllOf(cs) => cs.forall(mayMatch(_, entries))
     case AnyOf(cs) => cs.exists(mayMatch(_, entries))

@@ -40,10 +40,11 @@ final class PrunedFileIndex(
     if (!enabled) return (listed, Report(before, before, Nil, "hsbloom disabled", None))
     val started = System.nanoTime()
     try {
-      val types = columns.map(c => c.attribute.name -> c.attribute.dataType).toMap
-      val predicate = PredicateTranslation.translate(dataFilters, types)
+      val types = columns.filter(_.ngram.isEmpty).map(c => c.attribute.name -> c.attribute.dataType).toMap
+      val grams = columns.flatMap(c => c.ngram.map(n => (c.attribute.name, c.lower) -> (n, c.predicateKey))).toMap
+      val predicate = PredicateTranslation.translate(dataFilters, types, grams)
       val used = PredicateTranslation.columnsOf(predicate)
-      val relevant = columns.filter(c => used.contains(c.attribute.name))
+      val relevant = columns.filter(c => used.contains(c.predicateKey))
       if (predicate == PredicateTranslation.MayMatch) {
         return (listed, Report(before, before, Nil, predicate.toString, None))
       }
@@ -52,7 +53,7 @@ final class PrunedFileIndex(
       // loop over (possibly 1,000,000s of) listed files is a few bit tests each (docs/design/scale.md).
       val versions = relevant.map(_.index).distinct
       val data = versions.map(i => IndexCatalog.indexData(session, i)).toIndexedSeq
-      val sources: Map[String, Seq[(Int, String)]] = relevant.groupBy(_.attribute.name).map { case (name, cs) =>
+      val sources: Map[String, Seq[(Int, String)]] = relevant.groupBy(_.predicateKey).map { case (name, cs) =>
         name -> cs.map(c => (versions.indexOf(c.index), c.indexColumn))
       }
       val slots = data.map(_.listings.slotsOf(listed)).toArray

@@ -63,6 +63,7 @@ object SlotPredicates {
       case MayMatch => Constant(true)
       case NoMatch => Constant(false)
       case Probe(c, hashes) => leaf(c, (d, slots) => probe(d, slots, hashes))
+      case AllGrams(c, hashes) => new All(hashes.map(h => leaf(c, (d, slots) => probe(d, slots, Array(h)))))
       case HasNulls(c) => leaf(c, (_, slots) => slots.mayHoldNulls)
       case AllOf(cs) => new All(cs.map(compile(_, data, sources)).toArray)
       case AnyOf(cs) => new Any(cs.map(compile(_, data, sources)).toArray)

@@ -35,13 +35,13 @@ object ZonePruning {
       index -> data.zonesOf(slot).get
     }.map { case (index, fileZones) =>
         // Only the values the file's own filters may hold can be in one of its row groups.
-        val forFile = PredicateTranslation.narrowedTo(predicate, column => relevant.filter(_.attribute.name == column)
+        val forFile = PredicateTranslation.narrowedTo(predicate, column => relevant.filter(_.predicateKey == column)
           .flatMap(c => files.collectFirst { case (i, data, slot) if i == c.index && slot >= 0 => data.entry(slot, c.indexColumn) }
             .flatten.toList))
         val columns = relevant.filter(_.index == index)
         val kept = fileZones.zones.filter { zone =>
           PredicateTranslation.mayMatch(forFile, column =>
-            columns.filter(_.attribute.name == column).flatMap(c => zone.columns.get(c.indexColumn)))
+            columns.filter(_.predicateKey == column).flatMap(c => zone.columns.get(c.indexColumn)))
         }
         ZoneSelection(fileZones.size, fileZones.mtime, fileZones.zones.size, kept.map(z => (z.start, z.length)))
     }

@@ -45,7 +45,7 @@ object IncrementalRefresh {
       return RefreshResult(name, RefreshResult.Incremental, refreshed = true, 0, 0, baseVersion,
         s"index '$name': the source is back to what the index holds")
     }
-    checkTypes(name, base.source.get, changes.current, base.config.get.indexedColumns)
+    checkTypes(name, base.source.get, changes.current, base.config.get.sourceColumns)
     if (!base.dataLayout.contains(Layout.DataLayout)) {
       throw HsbloomException.indexState(s"cannot refresh index '$name' incrementally: its data was written by an " +
         s"older hsbloom (data layout ${base.dataLayout.getOrElse("None")}, this one writes ${Layout.DataLayout}), " +
@@ -121,8 +121,9 @@ object IncrementalRefresh {
       dataPath: String, description: String, numFiles: Long, sealedBlocks: Map[String, Int]): Summary = {
     val config = base.config.get
     val summary = base.summary.get
-    val blocks = if (!config.globalFilter) Map.empty[String, Int] else summary.columns.map { case (c, s) =>
-      c -> RefreshData.globalFilterBlocks(c, s.globalFilterBytes)
+    // Value columns only: a substring filter has no global filter.
+    val blocks = if (!config.globalFilter) Map.empty[String, Int] else summary.columns.collect {
+      case (c, s) if config.indexedColumns.contains(c) => c -> RefreshData.globalFilterBlocks(c, s.globalFilterBytes)
     }.toMap ++ sealedBlocks
     val built = BuildData(df, appended, config, numFiles, dataPath, description, blocks)
     // A sealed column's sizes are checked where its filters are OR-ed (`SealedGlobal.load`), with keys.
@@ -199,7 +200,7 @@ object IncrementalRefresh {
    */
   private def referringTotals(ctx: IndexContext, base: LogEntry, built: Option[Summary], deleted: Seq[SourceFile])
       : Map[String, FileSums] = {
-    val columns = base.config.get.indexedColumns
+    val columns = base.config.get.storedKeys
     val removed = if (deleted.isEmpty) Map.empty[String, FileSums] else {
       JobGroup.around(ctx.spark, JobGroup.id("refresh", ctx.name), "hsbloom: counting the deleted files' rows",
         cancelOnFailure = false) {
@@ -241,7 +242,7 @@ object IncrementalRefresh {
       val staging = if (appended.isEmpty) None else Some(s"$dataPath/$Staging")
       val built = staging.map(buildAppended(ctx, base, df, appended, _, description, numFiles, sealedBlocks))
       val stats = RefreshData.assemble(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging, dataPath,
-        changes.kept.map(_.fileId), config.indexedColumns, config.globalFilter)
+        changes.kept.map(_.fileId), config.storedKeys, config.globalFilter)
       sealing.foreach(RefreshData.assembleSealed(ctx.spark, base.parts.map(v => ctx.dataPath(v).toString), staging,
         dataPath, changes.kept.map(_.fileId), _))
       val oldPaths = base.parts.map(v => ctx.dataPath(v).toString)
@@ -263,7 +264,7 @@ object IncrementalRefresh {
       numFiles: Long, numDeleted: Long, indexBytes: Long): Summary = {
     val config = base.config.get
     val old = base.summary.get
-    val columns = config.indexedColumns.flatMap(c => old.column(c).map(c -> _)).map { case (c, before) =>
+    val columns = config.storedKeys.flatMap(c => old.column(c).map(c -> _)).map { case (c, before) =>
       val now = stats.getOrElse(c, FileSums(0, 0, 0, 0, 0)) // a sealed column has no summary, and gets none
       val added = appended.flatMap(_.column(c))
       val ofColumn = before.ndvCountsValuesOnce && added.forall(_.ndvCountsValuesOnce)

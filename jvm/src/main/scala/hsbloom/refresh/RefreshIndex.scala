@@ -46,7 +46,7 @@ object RefreshIndex {
       (df, changes)
     }
     source.readFactsDifference(changes.current).filter(_ => mode != RefreshResult.Full).foreach { stale =>
-      if (mode == RefreshResult.Incremental) IncrementalRefresh.checkTypes(name, source, changes.current, config.indexedColumns)
+      if (mode == RefreshResult.Incremental) IncrementalRefresh.checkTypes(name, source, changes.current, config.sourceColumns)
       throw HsbloomException.indexState(s"cannot refresh index '$name' in $mode mode: the index no longer matches how " +
         s"its source is read ($stale), so every file must be indexed again; refresh it in full mode")
     }
@@ -114,8 +114,8 @@ object RefreshIndex {
         "the source and how it is read have not changed, and the global filters are exact")
     }
     val described = changes.listing match {
-      case Some(files) => Sources.Described(changes.current, config.indexedColumns, files)
-      case None => Sources.describe(df, config.indexedColumns)
+      case Some(files) => Sources.Described(changes.current, config.sourceColumns, files)
+      case None => Sources.describe(df, config.sourceColumns)
     }
     val checking = s"hsbloom: checking the source of index '${ctx.name}' for encrypted columns"
     val footersHidden = JobGroup.around(ctx.spark, JobGroup.id("refresh", ctx.name), checking, cancelOnFailure = false) {

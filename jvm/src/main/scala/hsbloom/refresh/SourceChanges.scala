@@ -46,7 +46,7 @@ object SourceChanges {
 
   /** The changes between `held`, the files `base`'s data holds, and the source `df` reads now. */
   def compare(spark: SparkSession, base: LogEntry, held: Seq[SourceFile], df: DataFrame): SourceChanges = {
-    val columns = base.config.get.indexedColumns
+    val columns = base.config.get.sourceColumns
     val old = base.source.get
     val fromLog = if (old.format != "delta") None else {
       val current = Sources.describe(df, columns, withFiles = false).source

@@ -32,6 +32,8 @@ object ParquetHash {
   /** The hash of `length` bytes of `b` from `offset`: a BYTE_ARRAY value that is part of a larger array. */
   def hashBytes(b: Array[Byte], offset: Int, length: Int): Long =
     XXH64.hashUnsafeBytes(b, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET.toLong + offset, length, Seed)
+  /** The hash of `length` bytes at `offset` of `base` (Spark's unsafe addressing: an array or off-heap memory). */
+  def hashUnsafe(base: AnyRef, offset: Long, length: Int): Long = XXH64.hashUnsafeBytes(base, offset, length, Seed)
   def hashUTF8(s: UTF8String): Long = XXH64.hashUnsafeBytes(s.getBaseObject, s.getBaseOffset, s.numBytes, Seed)
 
   /** Bytes Spark's Parquet writer uses for a decimal of this precision stored as FIXED_LEN_BYTE_ARRAY. */

@@ -16,7 +16,8 @@ package hsbloom
  *    (Spark 4's `org.apache.spark.sql.classic`, 3.5's `sql`: `Classic`, per
  *    line), for methods Python calls.
  *  - `Collations`: whether a string type compares as its bytes (Spark 4's
- *    collations; none on 3.5). `BroadcastSubquery`: Spark's subquery of a
+ *    collations; none on 3.5). `CaseMappings`: every lower-case form Spark's
+ *    `Lower` may give a string (ICU's mapping on Spark 4, the JVM's). `BroadcastSubquery`: Spark's subquery of a
  *    broadcast's key (one index on 3.5, a sequence on 4).
  *  - `FileRelation`: the extractor of a logical scan of files (`LogicalRelation`
  *    over a `HadoopFsRelation`; its field list changes between Spark versions),

@@ -27,7 +27,11 @@ private[sql] object IndexOptions {
   val ExpectedNumItems = "expected_num_items"
   val GlobalFilter = "global_filter"
   val Granularity = "granularity"
-  val Known: Seq[String] = Seq(Fpp, ExpectedNumItems, GlobalFilter, Granularity)
+  val SubstringColumns = "substring_columns"
+  val NgramSize = "ngram_size"
+  val SubstringCaseInsensitive = "substring_case_insensitive"
+  val Known: Seq[String] =
+    Seq(Fpp, ExpectedNumItems, GlobalFilter, Granularity, SubstringColumns, NgramSize, SubstringCaseInsensitive)
 
   private def bad(message: String): Nothing = throw HsbloomException.invalidConfig(message)
 
@@ -40,12 +44,16 @@ private[sql] object IndexOptions {
     keyed.groupBy(_._1).collectFirst { case (k, vs) if vs.size > 1 => k }.foreach { k =>
       bad(s"option '$k' is given more than once")
     }
-    keyed.foldLeft(BFIndexConfig(name, columns)) { case (config, (key, value)) =>
+    // In `Known`'s order, so that a setting comes after those it depends on (substring columns before their case).
+    keyed.sortBy { case (k, _) => Known.indexOf(k) }.foldLeft(BFIndexConfig(name, columns)) { case (config, (key, value)) =>
       key match {
         case Fpp => config.withFpp(fpp(value))
         case ExpectedNumItems => config.withExpectedNumItems(expectedNumItems(value))
         case GlobalFilter => config.withGlobalFilter(globalFilter(value))
         case Granularity => config.withGranularity(granularity(value))
+        case SubstringColumns => config.copy(substringColumns = columnList(SubstringColumns, value))
+        case NgramSize => config.withNgramSize(smallInt(NgramSize, value))
+        case SubstringCaseInsensitive => config.withSubstringCaseInsensitive(boolean(SubstringCaseInsensitive, value))
       }
     }
   }
@@ -70,15 +78,70 @@ private[sql] object IndexOptions {
     parsed.getOrElse(bad(s"option expected_num_items must be a positive integer of at most ${Long.MaxValue}, got ${value.text}"))
   }
 
-  private def globalFilter(value: OptionValue): Boolean = value match {
+  private def globalFilter(value: OptionValue): Boolean = boolean(GlobalFilter, value)
+
+  private def boolean(key: String, value: OptionValue): Boolean = value match {
     case OptionValue.Bool(b) => b
     case OptionValue.Str(s) if s.equalsIgnoreCase("true") || s.equalsIgnoreCase("false") => s.toBoolean
-    case _ => bad(s"option global_filter must be true or false, got ${value.text}")
+    case _ => bad(s"option $key must be true or false, got ${value.text}")
   }
 
   private def granularity(value: OptionValue): String = value match {
     case OptionValue.Str(s) => BFIndexConfig.granularityOf(s)
     case _ => bad(s"option granularity must be a string, '${BFIndexConfig.FileGranularity}' or " +
       s"'${BFIndexConfig.RowGroupGranularity}', got ${value.text}")
+  }
+
+  private def smallInt(key: String, value: OptionValue): Int = {
+    val parsed = value match {
+      case OptionValue.Number(t @ Integer()) => Try(t.toInt).toOption
+      case OptionValue.Str(s) => Try(s.trim.toInt).toOption
+      case _ => None
+    }
+    parsed.getOrElse(bad(s"option $key must be an integer, got ${value.text}"))
+  }
+
+  /**
+   * Column names in one string, separated by commas: 'message, url'. A name holding a comma, a backquote or
+   * surrounding spaces is written in backquotes, a backquote in it doubled: '`a,b`, c'.
+   */
+  private[sql] def columnList(key: String, value: OptionValue): Seq[String] = value match {
+    case OptionValue.Str(s) => splitNames(s).getOrElse(bad(s"option $key must be column names separated by commas " +
+      s"(a name with a comma or a backquote in backquotes, the backquote doubled), got ${value.text}"))
+    case _ => bad(s"option $key must be a string of column names separated by commas, got ${value.text}")
+  }
+
+  private def splitNames(s: String): Option[Seq[String]] = {
+    val names = Seq.newBuilder[String]
+    var i = 0
+    def skipSpaces(): Unit = while (i < s.length && s.charAt(i).isWhitespace) i += 1
+    skipSpaces()
+    if (i == s.length) return Some(Nil)
+    while (true) {
+      skipSpaces()
+      if (i < s.length && s.charAt(i) == '`') {
+        val name = new StringBuilder
+        i += 1
+        var closed = false
+        while (!closed) {
+          if (i >= s.length) return None
+          if (s.charAt(i) == '`') {
+            if (i + 1 < s.length && s.charAt(i + 1) == '`') { name += '`'; i += 2 } else { closed = true; i += 1 }
+          } else { name += s.charAt(i); i += 1 }
+        }
+        names += name.toString
+        skipSpaces()
+      } else {
+        val end = { val c = s.indexOf(',', i); if (c < 0) s.length else c }
+        val name = s.substring(i, end).trim
+        if (name.isEmpty || name.contains('`')) return None
+        names += name
+        i = end
+      }
+      if (i == s.length) return Some(names.result())
+      if (s.charAt(i) != ',') return None
+      i += 1
+    }
+    None
   }
 }

@@ -106,6 +106,15 @@ class LogJsonSuite extends AnyFunSuite {
     assert(LogJson.parse(LogJson.write(zoned)) == zoned)
   }
 
+  test("substring filters are written only when the index has some, so an older hsbloom reads the other entries") {
+    val e = entry()
+    assert(!json(e).get("config").has("substring_columns") && !json(e).get("config").has("ngram_size"))
+    val grams = e.copy(config = e.config.map(_.copy(substringColumns = Seq("message", "url"), ngramSize = 4)))
+    assert(json(grams).get("config").get("ngram_size").asInt == 4)
+    assert(LogJson.parse(LogJson.write(grams)) == grams)
+    assert(grams.config.get.storedKeys.takeRight(2) == Seq("ngram4(message)", "ngram4(url)"))
+  }
+
   test("an unknown format, state or config field is refused") {
     def refused(change: ObjectNode => Unit): String = {
       val node = json(entry()); change(node)

@@ -24,7 +24,8 @@ class GoldenIndexSuite extends AnyFunSuite {
     Files.list(golden).iterator().asScala.filter(p => Files.exists(p.resolve("answers.json"))).toSeq.sortBy(_.toString)
 
   test("every kind of golden index is there") {
-    assert(cases.map(_.getFileName.toString) == Seq("damaged", "delta", "parquet_partitioned_zones", "parquet_types"))
+    assert(cases.map(_.getFileName.toString) ==
+      Seq("damaged", "delta", "parquet_partitioned_zones", "parquet_substring", "parquet_types"))
   }
 
   cases.foreach { dir =>
@@ -36,13 +37,26 @@ class GoldenIndexSuite extends AnyFunSuite {
       val files = recorded.fieldNames.asScala.map(name => name -> recorded.get(name)).toSeq
       assert(data.numFiles == files.size)
       answers.get("cases").elements().asScala.foreach { c =>
-        val column = c.get("column").asText
+        val kind = c.get("kind").asText
+        val substring = kind == "contains" || kind == "like"
+        // A substring condition reads its column's substring filter, under its stored key.
+        val column = if (!substring) c.get("column").asText
+          else hsbloom.BFIndexConfig.gramKey(c.get("column").asText, answers.get("ngram_size").asInt)
         val hashes = c.get("hashes").elements().asScala.map(_.asLong).toArray
+        if (substring) {
+          val text = c.get("value").get("value").asText
+          val runs = if (kind == "contains") Seq(text) else hsbloom.substring.LikeRuns(text).get
+          val n = answers.get("ngram_size").asInt
+          val grams = runs.map(_.getBytes("UTF-8")).flatMap(b => (0 to b.length - n).map(hsbloom.sbbf.ParquetHash.hashBytes(b, _, n)))
+          assert(grams == hashes.toSeq, s"$c")
+        }
         val kept = files.filter { case (path, fingerprint) =>
           val slot = data.slotOf(new Path(path), fingerprint.get(0).asLong, fingerprint.get(1).asLong)
           assert(slot >= 0, s"$path is not held")
           val entry = data.entry(slot, column)
-          if (c.get("kind").asText == "eq") entry.forall(_.mightContainAny(hashes)) else entry.forall(_.mayHoldNulls)
+          if (kind == "eq") entry.forall(_.mightContainAny(hashes))
+          else if (substring) hashes.forall(h => entry.forall(_.mightContainAny(Array(h))))
+          else entry.forall(_.mayHoldNulls)
         }.map(_._1).sorted
         val expected = c.get("kept").elements().asScala.map(_.asText).toSeq.sorted
         assert(kept == expected, s"$c")

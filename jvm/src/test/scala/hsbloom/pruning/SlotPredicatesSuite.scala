@@ -128,6 +128,7 @@ class SlotPredicatesSuite extends AnyFunSuite {
     case MayMatch | HasNulls(_) => true
     case NoMatch => false
     case Probe(c, hashes) => hashes.exists(zone.getOrElse(c, Set.empty[Long]).contains)
+    case AllGrams(c, hashes) => hashes.forall(zone.getOrElse(c, Set.empty[Long]).contains)
     case AllOf(cs) => cs.forall(holds(_, zone))
     case AnyOf(cs) => cs.exists(holds(_, zone))
   }

@@ -89,13 +89,17 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     assert(strings == BFIndexConfig("i", Seq("a"), Some(5L), Some(0.001), globalFilter = true, "row_group"))
     assert(create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (global_filter = TRUE)").config.globalFilter)
     assert(create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (fpp = .05)").config.fpp.contains(0.05))
+    val grams = create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (substring_columns = 'message, `a,b`, `x``y` '," +
+      " NGRAM_SIZE = 4)").config
+    assert(grams.substringColumns == Seq("message", "a,b", "x`y") && grams.ngramSize == 4)
+    assert(create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (substring_columns = 'a')").config.ngramSize == 3)
   }
 
   test("OPTIONS: an unknown key names the known ones; a wrong type or value is HSBLOOM_INVALID_CONFIG") {
     def options(text: String): String = configError(s"CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS ($text)").getMessage
     val unknown = options("fpp = 0.01, numItems = 5")
     assert(unknown.contains("unknown option 'numitems'") &&
-      unknown.contains("fpp, expected_num_items, global_filter, granularity"), unknown)
+      unknown.contains("fpp, expected_num_items, global_filter, granularity, substring_columns, ngram_size"), unknown)
     assert(options("fpp = 'abc'").contains("option fpp must be a number"))
     assert(options("fpp = true").contains("option fpp must be a number"))
     assert(options("fpp = 2").contains("fpp must be strictly between 0 and 1, got 2.0"))
@@ -105,6 +109,13 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     assert(options("granularity = 1").contains("granularity must be a string"))
     assert(options("granularity = 'block'").contains("granularity must be one of 'file', 'row_group'"))
     assert(options("fpp = 0.1, FPP = 0.2").contains("option 'fpp' is given more than once"))
+    assert(options("substring_columns = 1").contains("option substring_columns must be a string of column names"))
+    Seq("'a,,b'", "'`a'", "'a`b'", "'a,'").foreach { bad =>
+      assert(options(s"substring_columns = $bad").contains("option substring_columns must be column names separated"), bad)
+    }
+    assert(options("substring_columns = 'a, a'").contains("substring_columns lists [a] more than once"))
+    assert(options("ngram_size = 'x'").contains("option ngram_size must be an integer, got 'x'"))
+    assert(options("ngram_size = 1").contains("ngram_size must be from 2 to 8 bytes, got 1"))
     assert(configError("CREATE BLOOMFILTER INDEX '..x' ON t (a)").getMessage.contains("contains '..'"))
     assert(configError("CREATE BLOOMFILTER INDEX i ON t (a, A, a)").getMessage.contains("more than once"))
     assert(configError("CREATE BLOOMFILTER INDEX i ON t ()").getMessage.contains("must name at least one column"))

@@ -1,0 +1,98 @@
+package hsbloom.pruning
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.types.StringType
+import org.apache.spark.unsafe.types.UTF8String
+
+import hsbloom.pruning.PredicateTranslation.{AllGrams, AllOf, AnyOf, FilePredicate, MayMatch}
+import hsbloom.sbbf.ParquetHash
+import hsbloom.substring.LikeRuns
+
+/**
+ * The substring conditions a substring filter can answer (docs/substring.md), in the forms Spark's optimizer
+ * leaves them in: `StartsWith`, `EndsWith` and `Contains` of a column and a literal (Spark makes them of simple
+ * `LIKE` patterns), `Like` with any literal pattern and escape character, and `LikeAll` / `LikeAny`. A match
+ * gives the check as a function of the columns with substring filters (name -> n and predicate key): a file may
+ * match only if its filter holds every gram of the condition's literal runs. Anything else is not matched, and a
+ * condition on a column without a substring filter, or whose runs are all shorter than n bytes, keeps every file.
+ *
+ * Nothing is read from a pattern but its runs (`LikeRuns`, the way Spark's `Like` reads it). `ILIKE` reaches the
+ * scan as `Like(Lower(col), <lower-cased pattern>)`, as does `lower(col) LIKE ...`: a condition on `Lower(col)` is
+ * answered by the filter of the lower-cased values, where the index has one; `upper(col)` and other functions of
+ * the column keep every file.
+ */
+private[pruning] object SubstringCondition {
+  type Check = Map[(String, Boolean), (Int, String)] => FilePredicate
+
+  /** At most this many of a condition's grams are probed: any of them is a proof, and a long literal has many. */
+  val MaxProbedGrams = 16
+
+  def unapply(e: Expression): Option[Check] = e match {
+    case StartsWith(Column(a), Literal(v: UTF8String, _)) => Some(bytesRun(a, v))
+    case EndsWith(Column(a), Literal(v: UTF8String, _)) => Some(bytesRun(a, v))
+    case Contains(Column(a), Literal(v: UTF8String, _)) => Some(bytesRun(a, v))
+    case Like(Column(a), Literal(p: UTF8String, _), escape) => Some(pattern(a, p, escape))
+    case l: LikeAll => l.child match {
+      case Column(a) => Some(grams => allOf(l.patterns.map(p => pattern(a, p, LikeRuns.DefaultEscape)(grams))))
+      case _ => None
+    }
+    case l: LikeAny => l.child match {
+      case Column(a) => Some(grams => anyOf(l.patterns.map(p => pattern(a, p, LikeRuns.DefaultEscape)(grams))))
+      case _ => None
+    }
+    case _ => None
+  }
+
+  /** A string column as the condition reads it: itself, or `lower` of it (no cast, no other function). */
+  private object Column {
+    def unapply(e: Expression): Option[Key] = e match {
+      case a: AttributeReference if a.dataType == StringType => Some(Key(a.name, lower = false))
+      case Lower(a: AttributeReference) if a.dataType == StringType => Some(Key(a.name, lower = true))
+      case _ => None
+    }
+  }
+
+  /** The filter a condition asks for: of column `name`'s values, or of their lower-cased forms. */
+  private final case class Key(name: String, lower: Boolean) {
+    def in(grams: Map[(String, Boolean), (Int, String)]): Option[(Int, String)] = grams.get(name -> lower)
+  }
+
+  /**
+   * `StartsWith`, `EndsWith`, `Contains`: Spark compares the literal's bytes with the value's, so the literal's
+   * bytes, as they are (valid UTF-8 or not), are the one run.
+   */
+  private def bytesRun(a: Key, literal: UTF8String): Check = grams => a.in(grams) match {
+    case Some((n, key)) => allGrams(key, gramsOf(literal.getBytes, n))
+    case None => MayMatch
+  }
+
+  /** `Like`: the runs of the pattern as Spark reads it (a null pattern, or one Spark refuses, keeps every file). */
+  private def pattern(a: Key, pattern: UTF8String, escape: Char): Check = grams =>
+    (a.in(grams), Option(pattern).flatMap(p => LikeRuns(p.toString, escape))) match {
+      case (Some((n, key)), Some(runs)) =>
+        allGrams(key, runs.map(_.getBytes(java.nio.charset.StandardCharsets.UTF_8)).flatMap(gramsOf(_, n)))
+      case _ => MayMatch
+    }
+
+  /** The hashes of `bytes`' n-grams, distinct (none when shorter than n). */
+  private def gramsOf(bytes: Array[Byte], n: Int): Seq[Long] =
+    (0 to bytes.length - n).map(i => ParquetHash.hashBytes(bytes, i, n)).distinct
+
+  /** Every one of `hashes` (at most `MaxProbedGrams`, spread over them) in `key`'s filter; none: no check. */
+  private def allGrams(key: String, hashes: Seq[Long]): FilePredicate = {
+    val distinct = hashes.distinct
+    if (distinct.isEmpty) return MayMatch
+    val probed = if (distinct.size <= MaxProbedGrams) distinct
+      else (0 until MaxProbedGrams).map(i => distinct(i * distinct.size / MaxProbedGrams))
+    AllGrams(key, probed.toArray)
+  }
+
+  private def allOf(ps: Seq[FilePredicate]): FilePredicate = ps.filter(_ != MayMatch) match {
+    case Seq() => MayMatch
+    case Seq(one) => one
+    case many => AllOf(many)
+  }
+
+  private def anyOf(ps: Seq[FilePredicate]): FilePredicate =
+    if (ps.isEmpty || ps.contains(MayMatch)) MayMatch else if (ps.size == 1) ps.head else AnyOf(ps)
+}
