@@ -230,8 +230,7 @@ object IndexCatalog {
       // A string of the binary collation, as indexed; no attribute's name may hold the predicate keys' NUL.
       val grams = if (whyNot.isDefined || output.exists(_.name.contains(Nul))) Nil else i.entry.grams.flatMap { g =>
         output.find(a => resolver(a.name, g.source)).filter { a =>
-          a.dataType == StringType && i.entry.schema.get(g.source).contains(a.dataType.simpleString) &&
-            ParquetHash.isSupported(a.dataType)
+          a.dataType == StringType && i.entry.schema.get(g.source).contains(a.dataType.simpleString)
         }.map(CoveredColumn(_, i, g.key, g.ngram, g.lower))
       }
       Coverage(i, covered, whyNot, grams)

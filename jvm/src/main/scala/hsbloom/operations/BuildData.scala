@@ -20,7 +20,6 @@ object BuildData {
    */
   def apply(df: DataFrame, files: Seq[SourceFile], config: BFIndexConfig, versionFiles: Long, dataPath: String,
       description: String, globalFilterBlocks: Map[String, Int] = Map.empty): Summary = {
-    Substrings.refuseUnfit(df, config)
     val fileFpp = config.fileFpp(versionFiles)
     val request = BuildRequest(
       columns = config.storedKeys,

@@ -221,9 +221,7 @@ object PredicateTranslation {
       val entries = fileEntries(c)
       val left = if (entries.isEmpty) hashes else hashes.filter(h => entries.forall(_.mightContainAny(Array(h))))
       if (left.isEmpty) NoMatch else if (left.length == hashes.length) p else Probe(c, left)
-    case AllGrams(c, hashes) =>
-      val entries = fileEntries(c)
-      if (hashes.forall(h => entries.forall(_.mightContainAny(Array(h))))) p else NoMatch
+    case AllGrams(_, _) => if (mayMatch(p, fileEntries)) p else NoMatch
     case AllOf(cs) => and(cs.map(narrowedTo(_, fileEntries)))
     case AnyOf(cs) => or(cs.map(narrowedTo(_, fileEntries)))
     case other => other

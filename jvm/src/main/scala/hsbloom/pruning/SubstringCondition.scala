@@ -5,8 +5,7 @@ import org.apache.spark.sql.types.StringType
 import org.apache.spark.unsafe.types.UTF8String
 
 import hsbloom.pruning.PredicateTranslation.{AllGrams, AllOf, AnyOf, FilePredicate, MayMatch}
-import hsbloom.sbbf.ParquetHash
-import hsbloom.substring.LikeRuns
+import hsbloom.substring.{Grams, LikeRuns}
 
 /**
  * The substring conditions a substring filter can answer (docs/substring.md), in the forms Spark's optimizer
@@ -62,7 +61,7 @@ private[pruning] object SubstringCondition {
    * bytes, as they are (valid UTF-8 or not), are the one run.
    */
   private def bytesRun(a: Key, literal: UTF8String): Check = grams => a.in(grams) match {
-    case Some((n, key)) => allGrams(key, gramsOf(literal.getBytes, n))
+    case Some((n, key)) => allGrams(key, Grams.of(literal.getBytes, n).toSeq)
     case None => MayMatch
   }
 
@@ -70,15 +69,12 @@ private[pruning] object SubstringCondition {
   private def pattern(a: Key, pattern: UTF8String, escape: Char): Check = grams =>
     (a.in(grams), Option(pattern).flatMap(p => LikeRuns(p.toString, escape))) match {
       case (Some((n, key)), Some(runs)) =>
-        allGrams(key, runs.map(_.getBytes(java.nio.charset.StandardCharsets.UTF_8)).flatMap(gramsOf(_, n)))
+        allGrams(key, runs.flatMap(r => Grams.of(r.getBytes(java.nio.charset.StandardCharsets.UTF_8), n)))
       case _ => MayMatch
     }
 
-  /** The hashes of `bytes`' n-grams, distinct (none when shorter than n). */
-  private def gramsOf(bytes: Array[Byte], n: Int): Seq[Long] =
-    (0 to bytes.length - n).map(i => ParquetHash.hashBytes(bytes, i, n)).distinct
-
-  /** Every one of `hashes` (at most `MaxProbedGrams`, spread over them) in `key`'s filter; none: no check. */
+  /** Every one of `hashes`, distinct, in order (at most `MaxProbedGrams`, spread over them) in `key`'s filter; none:
+   *  no check. */
   private def allGrams(key: String, hashes: Seq[Long]): FilePredicate = {
     val distinct = hashes.distinct
     if (distinct.isEmpty) return MayMatch

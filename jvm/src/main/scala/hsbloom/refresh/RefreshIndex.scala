@@ -9,7 +9,7 @@ import hsbloom.{HsbloomException, RefreshResult}
 import hsbloom.catalog.Sources
 import hsbloom.format.{Layout, LogEntry, SourceFile, State}
 import hsbloom.index.{IndexDamage, SourceListing}
-import hsbloom.operations.{CreateIndex, DataVersions, IndexContext, JobGroup, Operation, Recovery}
+import hsbloom.operations.{CreateIndex, DataVersions, IndexContext, JobGroup, Operation, Recovery, Substrings}
 
 /**
  * Refreshing an index: following a source that changed, cheaply and without a wrong answer in between
@@ -43,6 +43,7 @@ object RefreshIndex {
       if (mode != RefreshResult.Full) { // these keep the files the index holds; a full refresh checks every file
         CreateIndex.refuseEncrypted(df, config.indexedColumns, appendedAsListed(changes), s"refresh index '$name'")
       }
+      if (mode != RefreshResult.Quick) Substrings.refuseUnfit(df, config) // a build follows: before anything is written
       (df, changes)
     }
     source.readFactsDifference(changes.current).filter(_ => mode != RefreshResult.Full).foreach { stale =>

@@ -36,6 +36,13 @@ object Grams {
     count
   }
 
+  /** The hashes of the `n`-byte grams of `bytes`, in order, repeats included (none when shorter than `n`). */
+  def of(bytes: Array[Byte], n: Int): Array[Long] = {
+    val out = new Array[Long](count(bytes.length, n))
+    hashes(bytes, 0, bytes.length, n, out)
+    out
+  }
+
   /** How many `n`-byte grams a value of `length` bytes has. */
   def count(length: Int, n: Int): Int = math.max(length - n + 1, 0)
 
@@ -45,11 +52,7 @@ object Grams {
    */
   def required(runs: Seq[String], n: Int): Option[Set[Long]] = {
     checkN(n)
-    val found = runs.iterator.map(_.getBytes(UTF_8)).filter(_.length >= n).flatMap { bytes =>
-      val out = new Array[Long](count(bytes.length, n))
-      hashes(bytes, 0, bytes.length, n, out)
-      out.iterator
-    }.toSet
+    val found = runs.iterator.flatMap(r => of(r.getBytes(UTF_8), n).iterator).toSet
     Some(found).filter(_.nonEmpty)
   }
 
