@@ -198,6 +198,30 @@ def test_every_operation_from_a_connect_client(connect_spark, tmp_path):
     assert hs.indexes().count() == 0
 
 
+def test_substring_filters_from_a_connect_client(connect_spark, tmp_path):
+    """substring_columns, ngram_size and the lower-cased filter reach the server's jar from a Connect client, as from
+    a classic one (tests/test_substring.py): LIKE and ILIKE needles read their one file, with the rows of hsbloom off."""
+    connect_spark.conf.set("spark.hsbloom.system.path", str(tmp_path / "indexes"))
+    data = str(tmp_path / "logs")
+    connect_spark.range(0, 4000, numPartitions=1).selectExpr("id", "concat('request ', md5(cast(id AS string))) AS m") \
+        .repartitionByRange(8, "id").write.parquet(data)
+    hs = hsbloom.Hyperspace(connect_spark)
+    hs.create_index(connect_spark.read.parquet(data), hsbloom.BFIndexConfig(
+        "c_logs", ["id"], substring_columns=["m"], ngram_size=6, substring_case_insensitive=True))
+    info = hs.index("c_logs")
+    assert (info.config.substring_columns, info.config.ngram_size, info.config.substring_case_insensitive) == (
+        ("m",), 6, True)
+    needle = connect_spark.sql("SELECT md5('1234') AS h").first().h[:16]
+    for condition in (f"m LIKE '%{needle}%'", f"m ILIKE '%{needle.upper()}%'"):
+        df = connect_spark.read.parquet(data).where(condition).select("id")
+        hsbloom.disable(connect_spark)
+        off = sorted(r.id for r in df.collect())
+        hsbloom.enable(connect_spark)
+        assert sorted(r.id for r in df.collect()) == off == [1234], condition
+        assert scan_metric(connect_spark.read.parquet(data).where(condition).select("id"), "numFiles") == 1, condition
+    hsbloom.disable(connect_spark)
+
+
 def described(info) -> tuple:
     """What an index records of its source, but the salt of its hashed options (new for every entry)."""
     s = info.source
