@@ -29,7 +29,8 @@ class BFIndexConfig:
     - granularity: "file" (one filter per file and column) or "row_group" (also one per row group: zones).
     - substring_columns: string columns that also get a substring filter (their values' n-grams), for LIKE,
       startswith, endswith and contains (docs/substring.md); a column may also be in indexed_columns.
-    - ngram_size: the n of those n-grams, 2 to 8 bytes (default 3).
+    - ngram_size: the n of those n-grams, 2 to 8 bytes, for every substring column; None (the default) lets the
+      index choose each column's n from its measured gram density when it is created (docs/substring.md#choosing-n).
     - substring_case_insensitive: also a substring filter of those columns' lower-cased values, for ILIKE and
       lower(column) conditions.
 
@@ -43,7 +44,7 @@ class BFIndexConfig:
     global_filter: bool = False
     granularity: str = "file"
     substring_columns: Sequence[str] = ()
-    ngram_size: int = 3
+    ngram_size: int | None = None
     substring_case_insensitive: bool = False
 
     def __post_init__(self) -> None:
@@ -58,7 +59,8 @@ class BFIndexConfig:
             object.__setattr__(self, "fpp", float(self.fpp))
         _require(isinstance(self.global_filter, bool), "global_filter", "True or False", self.global_filter)
         _require(isinstance(self.granularity, str), "granularity", "a string, 'file' or 'row_group'", self.granularity)
-        _require(_is_int(self.ngram_size), "ngram_size", "an int from 2 to 8", self.ngram_size)
+        _require(self.ngram_size is None or _is_int(self.ngram_size), "ngram_size", "None or an int from 2 to 8",
+                 self.ngram_size)
         _require(isinstance(self.substring_case_insensitive, bool), "substring_case_insensitive", "True or False",
                  self.substring_case_insensitive)
 

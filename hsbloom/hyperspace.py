@@ -60,7 +60,7 @@ class Hyperspace:
             "granularity": config.granularity,
             # Names in backquotes, as the option's comma-separated list takes them (a name may hold a comma).
             "substring_columns": ", ".join(statements.identifier(c) for c in config.substring_columns) or None,
-            "ngram_size": config.ngram_size if config.substring_columns else None,
+            "ngram_size": config.ngram_size,
             "substring_case_insensitive": config.substring_case_insensitive or None,
         }
         with self._source_view(df) as view:

@@ -122,13 +122,15 @@ class IndexInfo:
     # True when the version was written by an older hsbloom in a layout planning no longer reads: queries do not
     # use it (and warn) until refresh_index(name, mode="full") rebuilds it.
     needs_full_refresh: bool = False
+    # Each substring column's n (docs/substring.md#choosing-n): as given, or as create chose it from the column's data.
+    ngram_sizes: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_row(cls, r: Any) -> "IndexInfo":
         """The info of one row of `DESCRIBE BLOOMFILTER INDEX` (the jar's `IndexInfo.schema`)."""
         config = BFIndexConfig(
             r.name, list(r.indexed_columns), r.expected_num_items, r.fpp, r.global_filter, r.granularity,
-            list(r.substring_columns), r.ngram_size, r.substring_case_insensitive,
+            list(r.substring_columns), _common_size(r.ngram_sizes), r.substring_case_insensitive,
         )
         source = Source(
             format=r.source_format,
@@ -168,7 +170,14 @@ class IndexInfo:
             adopted_files=r.adopted_files,
             hashed_files=dict(r.hashed_files),
             needs_full_refresh=r.needs_full_refresh,
+            ngram_sizes=dict(r.ngram_sizes),
         )
+
+
+def _common_size(sizes: Any) -> int | None:
+    """The one n of every substring column, as `BFIndexConfig.ngram_size` holds it; None when they differ (or none)."""
+    distinct = set(dict(sizes).values())
+    return distinct.pop() if len(distinct) == 1 else None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ def test_defaults_and_columns_kept_as_a_tuple():
     assert config.indexed_columns == ("user_id", "trace_id")
     assert (config.expected_num_items, config.fpp, config.global_filter) == (None, None, False)
     assert config.granularity == "file"
-    assert (config.substring_columns, config.ngram_size) == ((), 3)
+    assert (config.substring_columns, config.ngram_size) == ((), None)
     assert BFIndexConfig("i", ["x"], substring_columns=["m"]).substring_columns == ("m",)
     assert BFIndexConfig("i", ("x",), fpp=1).fpp == 1.0 and isinstance(BFIndexConfig("i", ("x",), fpp=1).fpp, float)
 
@@ -46,7 +46,7 @@ def test_defaults_and_columns_kept_as_a_tuple():
         ({"granularity": None}, "granularity must be a string, 'file' or 'row_group', got None"),
         ({"substring_columns": "message"}, r"substring_columns must be a list of column names, e.g. \['message'\]"),
         ({"substring_columns": [None]}, "substring_columns must be a list of column names as strings, got None"),
-        ({"ngram_size": 3.0}, r"ngram_size must be an int from 2 to 8, got 3.0 \(float\)"),
+        ({"ngram_size": 3.0}, r"ngram_size must be None or an int from 2 to 8, got 3.0 \(float\)"),
     ],
 )
 def test_a_wrong_type_is_refused_when_the_config_is_made(arguments, message):

@@ -135,7 +135,7 @@ def complete_entry(spark, active_entry) -> dict:
     data["message"] = "refreshed"
     data["pending"]["delta_version"] = 4
     data["config"] |= {"expected_num_items": 1000, "fpp": 0.01, "granularity": "file", "substring_columns": ["name"],
-                       "ngram_size": 3}
+                       "ngram_sizes": {"name": 3}}
     source = data["source"]
     source |= {"table": "default.events", "user_schema": '{"type":"struct","fields":[]}', "partition_columns": ["p"],
                "options": {"mergeschema": "false"}, "hashed_options": {"mycustomoption": "6f3a"},
@@ -184,7 +184,7 @@ SEMANTIC: dict[str, tuple[list[Any], str]] = {
     "config.granularity": (["rows", "FILE"], "config: granularity must be one of 'file', 'row_group'"),
     "config.substring_columns": ([["name", "name"]], "config: substring_columns lists [name] more than once"),
     "config.substring_columns.[0]": ([""], "config: substring_columns must hold non-empty strings"),
-    "config.ngram_size": ([0, 1, 9], "config: ngram_size must be from 2 to 8 bytes"),
+    "config.ngram_sizes.name": ([0, 1, 9], "config: ngram_size must be from 2 to 8 bytes"),
     "data_version": ([2**31 - 1], "data_version must be an integer from 0 to 2147483646"),
     "data_layout": ([1001], "data_layout must be an integer from 0 to 1000"),
     "writer.pid": ([2**31], "writer.pid must be an integer from 0 to 2147483647"),

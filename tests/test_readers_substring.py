@@ -159,7 +159,7 @@ def logs(spark, module_system_path, tmp_path_factory):
         files[f] = path
         ids.update({r["id"]: path for r in rows})
     hsbloom.Hyperspace(spark).create_index(spark.read.parquet(str(root)), hsbloom.BFIndexConfig(
-        "substring_logs", ["id", "tag", "note"], substring_columns=["msg", "tag"], granularity="row_group"))
+        "substring_logs", ["id", "tag", "note"], substring_columns=["msg", "tag"], ngram_size=3, granularity="row_group"))
     return {"root": str(root), "index": str(module_system_path / "substring_logs"), "needles": needles,
             "files": files, "ids": ids}
 
@@ -289,7 +289,7 @@ def test_the_reader_keeps_every_file_spark_matches_in_and_the_files_the_spark_ru
     files kept are the Spark rule's on the same index (but for a LIKE Spark rewrites to `=`: kept files only)."""
     index = open_index(logs["index"])
     assert index.unusable is None and index.damage == []
-    assert index.version.substring_columns == ("msg", "tag") and index.version.ngram_size == 3
+    assert index.version.substring_columns == ("msg", "tag") and index.version.ngram_sizes == {"msg": 3, "tag": 3}
     table = pq.ParquetDataset(logs["root"]).read()
     values = {c: sorted({v for v in table.column(c).to_pylist() if v is not None})
               for c in ("id", "msg", "tag", "note")}
@@ -405,14 +405,24 @@ def test_a_file_without_its_substring_filter_row_is_kept(logs, tmp_path):
 def test_the_log_gives_the_substring_columns_and_ngram_size_checked(logs):
     newest = max((Path(logs["index"]) / "_hsbloom_log").glob("*.json"))
     entry = json.loads(newest.read_text())
-    assert entry["config"]["substring_columns"] == ["msg", "tag"] and entry["config"]["ngram_size"] == 3
+    assert entry["config"]["substring_columns"] == ["msg", "tag"] and entry["config"]["ngram_sizes"] == {"msg": 3,
+                                                                                                         "tag": 3}
     without = json.loads(newest.read_text())
-    del without["config"]["substring_columns"], without["config"]["ngram_size"]
+    del without["config"]["substring_columns"], without["config"]["ngram_sizes"]
     version = parse(json.dumps(without))[1]
-    assert (version.substring_columns, version.ngram_size, version.gram_key("msg")) == ((), 3, None)
-    entry["config"]["ngram_size"] = 5
-    assert parse(json.dumps(entry))[1].gram_key("msg") == "ngram5(msg)"
-    for field, bad, message in (("ngram_size", 1, "config.ngram_size must be an integer from 2 to 8"),
+    assert (version.substring_columns, version.ngram_sizes, version.gram_key("msg")) == ((), {}, None)
+    entry["config"]["ngram_sizes"] = {"msg": 5, "tag": 4}
+    assert [parse(json.dumps(entry))[1].gram_key(c) for c in ("msg", "tag")] == ["ngram5(msg)", "ngram4(tag)"]
+    # An entry written when one n served every substring column.
+    legacy = json.loads(newest.read_text())
+    del legacy["config"]["ngram_sizes"]
+    legacy["config"]["ngram_size"] = 6
+    assert parse(json.dumps(legacy))[1].ngram_sizes == {"msg": 6, "tag": 6}
+    for field, bad, message in (("ngram_sizes", {"msg": 3}, "an n for each substring column and no other"),
+                                ("ngram_sizes", {"msg": 1, "tag": 3}, "config.ngram_sizes.msg must be an integer from 2"),
+                                ("ngram_sizes", {"msg": 3, "tag": True}, "from 2 to 8"),
+                                ("ngram_sizes", 3, "config.ngram_sizes must be a JSON object"),
+                                ("ngram_size", 1, "config.ngram_size must be an integer from 2 to 8"),
                                 ("ngram_size", 9, "from 2 to 8"), ("ngram_size", True, "from 2 to 8"),
                                 ("ngram_size", "3", "from 2 to 8"), ("ngram_size", 3.0, "from 2 to 8"),
                                 ("substring_columns", "msg", "config.substring_columns must be a JSON array"),
@@ -420,6 +430,8 @@ def test_the_log_gives_the_substring_columns_and_ngram_size_checked(logs):
                                 ("substring_columns", ["msg", "msg"], "distinct non-empty column names"),
                                 ("substring_columns", [""], "distinct non-empty column names")):
         bad_entry = json.loads(newest.read_text())
+        if field == "ngram_size":  # read only from an entry without ngram_sizes
+            del bad_entry["config"]["ngram_sizes"]
         bad_entry["config"][field] = bad
         with pytest.raises(UnusableIndex, match=message):
             parse(json.dumps(bad_entry))

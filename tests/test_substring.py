@@ -55,7 +55,7 @@ def test_substring_columns_prune_files_with_the_same_answers(spark, system_path,
 def test_sql_options_and_bad_values(spark, system_path, logs):
     spark.sql(f"CREATE BLOOMFILTER INDEX urls ON parquet.`{logs}` (id) OPTIONS (substring_columns = 'url', ngram_size = 5)")
     described = spark.sql("DESCRIBE BLOOMFILTER INDEX urls").first()
-    assert (described.substring_columns, described.ngram_size) == (["url"], 5)
+    assert (described.substring_columns, described.ngram_sizes) == (["url"], {"url": 5})
     df = spark.read.parquet(logs)
     hsbloom.enable(spark)
     # With 3-grams, file 0 ("/api/v2/orders/119", ".../199") would hold every gram of "/1199" too.

@@ -294,13 +294,13 @@ class Index:
             for c in p.children:
                 self._unanswered_substrings(c, usable, reasons)
         elif isinstance(p, SUBSTRING) and (SUBSTRING_FILTER, p.column) in usable:
-            grams = _probed_grams(p, self.version.ngram_size)
+            n = self.version.ngram_sizes[p.column]
+            grams = _probed_grams(p, n)
             if grams is None:
                 reasons.append(f"{p}: Spark refuses the pattern (its escape character before another character) "
                                "or it has no UTF-8 form: keeps every file")
             elif not grams:
-                reasons.append(f"{p}: no literal run of {self.version.ngram_size} bytes to look for: keeps every "
-                               "file")
+                reasons.append(f"{p}: no literal run of {n} bytes to look for: keeps every file")
 
     def _usable_substring_columns(self, columns: set, listing: sources.Listing, reasons: list) -> dict:
         """{(SUBSTRING_FILTER, column): its filter's key} of the `columns` of substring conditions whose substring
@@ -370,7 +370,7 @@ class Index:
         n = len(target)
         key = usable.get((SUBSTRING_FILTER, p.column))
         entries = self._held.columns.get(key) if key is not None else None
-        grams = _probed_grams(p, self.version.ngram_size) if entries is not None else None
+        grams = _probed_grams(p, self.version.ngram_sizes[p.column]) if entries is not None else None
         if not grams:
             return lambda: np.full(n, _KEEP)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pyarrow.fs as pafs
@@ -57,13 +57,13 @@ class Version:
     data_parts: tuple
     dropped_file_ids: frozenset
     num_files: int
-    # The columns with a substring filter (docs/substring.md), stored under "ngram{n}({column})", and that n.
+    # The columns with a substring filter (docs/substring.md), stored under "ngram{n}({column})", and each one's n.
     substring_columns: tuple = ()
-    ngram_size: int = DEFAULT_NGRAM_SIZE
+    ngram_sizes: dict = field(default_factory=dict)
 
     def gram_key(self, column: str) -> Optional[str]:
         """The file tables' `column` field of `column`'s substring filter (`BFIndexConfig.gramKey`); None: none."""
-        return f"ngram{self.ngram_size}({column})" if column in self.substring_columns else None
+        return f"ngram{self.ngram_sizes[column]}({column})" if column in self.substring_columns else None
 
 
 def _bad(what: str, value: Any, must: str) -> UnusableIndex:
@@ -125,13 +125,23 @@ def _substring_columns(o: dict) -> tuple:
     return columns
 
 
-def _ngram_size(o: dict) -> int:
-    value = o.get("ngram_size")
-    if value is None:
-        return DEFAULT_NGRAM_SIZE
-    if isinstance(value, bool) or not isinstance(value, int) or not MIN_N <= value <= MAX_N:
-        raise _bad("config.ngram_size", value, f"an integer from {MIN_N} to {MAX_N}")
-    return value
+def _ngram_sizes(o: dict, columns: tuple) -> dict:
+    """Each substring column's n: `ngram_sizes`, or (an entry written when one n served every column) `ngram_size`."""
+
+    def size(value: Any, what: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not MIN_N <= value <= MAX_N:
+            raise _bad(what, value, f"an integer from {MIN_N} to {MAX_N}")
+        return value
+
+    sizes = o.get("ngram_sizes")
+    if sizes is None:
+        one = o.get("ngram_size")
+        n = DEFAULT_NGRAM_SIZE if one is None else size(one, "config.ngram_size")
+        return {c: n for c in columns}
+    sizes = _obj(sizes, "config.ngram_sizes")
+    if set(sizes) != set(columns):
+        raise _bad("config.ngram_sizes", sorted(sizes)[:10], "an n for each substring column and no other")
+    return {c: size(sizes[c], f"config.ngram_sizes.{c}") for c in columns}
 
 
 def _text_map(o: dict, name: str, what: str) -> dict:
@@ -182,6 +192,8 @@ def parse(text: str) -> tuple[str, Optional[Version]]:
         )
     summary = root.get("summary")
     num_files = _long(_obj(summary, "summary").get("num_files", 0), "summary.num_files") if summary else 0
+    substring_columns = _substring_columns(config)
+    ngram_sizes = _ngram_sizes(config, substring_columns)
     version = Version(
         entry_id=entry_id,
         indexed_columns=columns,
@@ -198,8 +210,8 @@ def parse(text: str) -> tuple[str, Optional[Version]]:
         data_parts=parts,
         dropped_file_ids=frozenset(_longs(root, "dropped_file_ids", "dropped_file_ids", MAX_FILE_ID)),
         num_files=num_files,
-        substring_columns=_substring_columns(config),
-        ngram_size=_ngram_size(config),
+        substring_columns=substring_columns,
+        ngram_sizes=ngram_sizes,
     )
     return state, version
 

@@ -19,9 +19,11 @@ import hsbloom.substring.Grams
  *    side (docs/joins.md); off by default: it doubles a build's time (docs/design/decisions.md).
  *  - `granularity`: "file" (one filter per file and column) or "row_group" (also one per row group of each
  *    Parquet file: a zone).
- *  - `substringColumns`: string columns that also get a substring filter per file, of their values' `ngramSize`-byte
+ *  - `substringColumns`: string columns that also get a substring filter per file, of their values' `ngramSizes`-byte
  *    n-grams, for `LIKE`, `startswith`, `endswith` and `contains` (docs/substring.md); a column may be in both lists.
- *  - `ngramSize`: the n of those n-grams, `Grams.MinN` to `Grams.MaxN` bytes (default 3).
+ *  - `ngramSizes`: the n of each substring column's n-grams, `Grams.MinN` to `Grams.MaxN` bytes; a column without
+ *    one gets the n its measured gram density asks for when the index is created (`operations.GramSizes`), and
+ *    the log records it. SQL's and Python's `ngram_size` gives every substring column the same n.
  *  - `substringCaseInsensitive`: also a substring filter of each substring column's lower-cased values, for
  *    `ILIKE` and `lower(column)` conditions.
  *
@@ -37,19 +39,26 @@ final case class BFIndexConfig(
     globalFilter: Boolean = false,
     granularity: String = BFIndexConfig.FileGranularity,
     substringColumns: Seq[String] = Nil,
-    ngramSize: Int = BFIndexConfig.DefaultNgramSize,
+    ngramSizes: Map[String, Int] = Map.empty,
     substringCaseInsensitive: Boolean = false) {
   BFIndexConfig.validateName(indexName)
   BFIndexConfig.validateColumns(indexedColumns, "indexed_columns", atLeastOne = true)
   BFIndexConfig.validateColumns(substringColumns, "substring_columns", atLeastOne = false)
-  if (ngramSize < Grams.MinN || ngramSize > Grams.MaxN) {
-    throw HsbloomException.invalidConfig(s"ngram_size must be from ${Grams.MinN} to ${Grams.MaxN} bytes, got $ngramSize")
+  if (ngramSizes == null) throw HsbloomException.invalidConfig("ngram_sizes must be a map of column to n, got null")
+  ngramSizes.toSeq.sortBy(_._1).foreach { case (c, n) =>
+    if (!substringColumns.contains(c)) {
+      throw HsbloomException.invalidConfig(s"ngram_size is given for '$c', which is not in substring_columns")
+    }
+    if (n < Grams.MinN || n > Grams.MaxN) {
+      throw HsbloomException.invalidConfig(s"ngram_size must be from ${Grams.MinN} to ${Grams.MaxN} bytes, got $n" +
+        (if (ngramSizes.size > 1) s" for '$c'" else ""))
+    }
   }
   if (substringCaseInsensitive && substringColumns.isEmpty) {
     throw HsbloomException.invalidConfig("substring_case_insensitive needs substring_columns: name the columns " +
       "whose lower-cased values get a substring filter")
   }
-  storedColumns.drop(indexedColumns.size).map(_.key).filter(indexedColumns.contains).foreach { k =>
+  indexedColumns.find(k => substringColumns.exists(c => BFIndexConfig.isGramKeyOf(k, c))).foreach { k =>
     throw HsbloomException.invalidConfig(s"indexed_columns lists '$k', the name this index gives the substring " +
       "filter of a column in substring_columns; index that column in another index")
   }
@@ -71,9 +80,16 @@ final case class BFIndexConfig(
    */
   def storedColumns: Seq[BFIndexConfig.StoredColumn] =
     indexedColumns.map(c => BFIndexConfig.StoredColumn(c, c, None)) ++
-      substringColumns.map(c => BFIndexConfig.StoredColumn(BFIndexConfig.gramKey(c, ngramSize), c, Some(ngramSize))) ++
-      (if (!substringCaseInsensitive) Nil else substringColumns.map(c =>
-        BFIndexConfig.StoredColumn(BFIndexConfig.gramKey(s"lower($c)", ngramSize), c, Some(ngramSize), lower = true)))
+      substringColumns.map(c => BFIndexConfig.StoredColumn(BFIndexConfig.gramKey(c, ngramOf(c)), c, Some(ngramOf(c)))) ++
+      (if (!substringCaseInsensitive) Nil else substringColumns.map(c => BFIndexConfig.StoredColumn(
+        BFIndexConfig.gramKey(s"lower($c)", ngramOf(c)), c, Some(ngramOf(c)), lower = true)))
+
+  /** The n of substring column `c`'s grams; only once given or chosen (create chooses before it builds). */
+  def ngramOf(c: String): Int = ngramSizes.getOrElse(c,
+    throw new IllegalStateException(s"the n-gram size of substring column '$c' is not chosen yet"))
+
+  /** Whether some substring column's n is still to be chosen from its data (`operations.GramSizes`). */
+  def ngramSizesToChoose: Seq[String] = substringColumns.filterNot(ngramSizes.contains)
 
   /** The stored columns' keys (`storedColumns`). */
   def storedKeys: Seq[String] = storedColumns.map(_.key)
@@ -98,7 +114,8 @@ final case class BFIndexConfig(
   def withGranularity(value: String): BFIndexConfig = copy(granularity = value)
   @annotation.varargs
   def withSubstringColumns(value: String*): BFIndexConfig = copy(substringColumns = value)
-  def withNgramSize(value: Int): BFIndexConfig = copy(ngramSize = value)
+  /** Every substring column's n (after `withSubstringColumns`), instead of the n create would choose per column. */
+  def withNgramSize(value: Int): BFIndexConfig = copy(ngramSizes = substringColumns.map(_ -> value).toMap)
   def withSubstringCaseInsensitive(value: Boolean): BFIndexConfig = copy(substringCaseInsensitive = value)
 }
 
@@ -113,6 +130,7 @@ object BFIndexConfig {
   val FileGranularity = "file"
   val RowGroupGranularity = "row_group"
   val Granularities: Seq[String] = Seq(FileGranularity, RowGroupGranularity)
+  /** The n of a substring column whose gram density cannot be measured (too few files: `operations.GramSizes`). */
   val DefaultNgramSize = 3
 
   /**
@@ -123,6 +141,10 @@ object BFIndexConfig {
 
   /** The stored key of `column`'s substring filter of `n`-byte grams, e.g. "ngram3(message)", "ngram3(lower(message))". */
   def gramKey(column: String, n: Int): String = s"ngram$n($column)"
+
+  /** Whether `key` is a name `gramKey` may give a substring filter of `column` (of any n, lowered or not). */
+  def isGramKeyOf(key: String, column: String): Boolean =
+    (Grams.MinN to Grams.MaxN).exists(n => key == gramKey(column, n) || key == gramKey(s"lower($column)", n))
 
   /** For Java: `BFIndexConfig.of("name", "col1", "col2")`, then `withFpp(...)` and the rest. */
   @annotation.varargs

@@ -95,7 +95,7 @@ object IndexInfo {
     .add("global_filter", BooleanType, nullable = false)
     .add("granularity", StringType, nullable = false)
     .add("substring_columns", ArrayType(StringType, containsNull = false), nullable = false)
-    .add("ngram_size", IntegerType, nullable = false)
+    .add("ngram_sizes", MapType(StringType, IntegerType, valueContainsNull = false), nullable = false)
     .add("substring_case_insensitive", BooleanType, nullable = false)
     .add("source_format", StringType, nullable = false)
     .add("source_root_paths", ArrayType(StringType, containsNull = false), nullable = false)
@@ -135,7 +135,7 @@ object IndexInfo {
 
   def toRow(i: IndexInfo): Row = Row(
     i.name, i.state, i.config.indexedColumns, boxed(i.config.expectedNumItems), i.config.fpp.map(Double.box).orNull,
-    i.config.globalFilter, i.config.granularity, i.config.substringColumns, i.config.ngramSize,
+    i.config.globalFilter, i.config.granularity, i.config.substringColumns, i.config.ngramSizes,
     i.config.substringCaseInsensitive,
     i.source.format, i.source.rootPaths, i.source.options, i.source.hashedOptions, i.source.optionsSalt.orNull,
     i.source.table.orNull, boxed(i.source.deltaVersion), i.source.schema.map { case (n, t) => Row(n, t) },

@@ -168,7 +168,7 @@ object IndexCatalog {
    * `lower` of its lower-cased values.
    */
   final case class CoveredColumn(attribute: AttributeReference, index: ActiveIndex, indexColumn: String,
-      ngram: Option[Int] = None, lower: Boolean = false) {
+      ngram: Option[Int] = None, lower: Boolean = false, advice: Option[String] = None) {
     /** The name a `FilePredicate` gives the check (`PredicateTranslation`): the attribute's, or its grams'. */
     def predicateKey: String =
       ngram.fold(attribute.name)(n => IndexCatalog.gramPredicateKey(attribute.name, n, lower))
@@ -228,12 +228,13 @@ object IndexCatalog {
         }.map(CoveredColumn(_, i, c))
       }
       // A string of the binary collation, as indexed; no attribute's name may hold the predicate keys' NUL.
-      val grams = if (whyNot.isDefined || output.exists(_.name.contains(Nul))) Nil else i.entry.grams.flatMap { g =>
+      val allGrams = if (whyNot.isDefined || output.exists(_.name.contains(Nul))) Nil else i.entry.grams.flatMap { g =>
         output.find(a => resolver(a.name, g.source)).filter { a =>
           a.dataType == StringType && i.entry.schema.get(g.source).contains(a.dataType.simpleString)
         }.map(CoveredColumn(_, i, g.key, g.ngram, g.lower))
       }
-      Coverage(i, covered, whyNot, grams)
+      Coverage(i, covered, whyNot, allGrams.map(g => g.copy(advice =
+        i.entry.columnSummaries.get(g.indexColumn).flatMap(_.filledAdvice(g.indexColumn, i.entry.numFiles)))))
     }
   }
 

@@ -61,7 +61,8 @@ object PruningExplain extends AdaptiveSparkPlanHelper {
     scans.flatMap { s =>
       val output = s.output.collect { case a: org.apache.spark.sql.catalyst.expressions.AttributeReference => a }
       IndexCatalog.coverage(spark, s.relation, output).flatMap { c =>
-        c.whyNot.map(why => s"${c.index.entry.indexName} on ${s.relation.location.rootPaths.mkString(", ")}: $why")
+        c.whyNot.map(why =>
+          s"${c.index.entry.indexName} on ${s.relation.location.rootPaths.mkString(", ")}: $why")
       }
     }.distinct
   }

@@ -16,7 +16,8 @@ object LogJson {
   /** A name, a host, a path or a message: no legitimate one is longer. */
   val MaxText: Int = 64 * 1024
   private val ConfigFields = Set("index_name", "indexed_columns", "expected_num_items", "fpp", "global_filter", "granularity",
-    "substring_columns", "ngram_size", "substring_case_insensitive")
+    "substring_columns", "ngram_size", "ngram_sizes",
+    "substring_case_insensitive")
 
   /** The entry as one compact JSON object, with the log's field names. */
   def write(e: LogEntry): String = {
@@ -56,7 +57,7 @@ object LogJson {
     // Left out without substring filters, so an hsbloom from before them still reads the entry.
     if (c.substringColumns.nonEmpty) {
       val subs = o.putArray("substring_columns"); c.substringColumns.foreach(subs.add)
-      o.put("ngram_size", c.ngramSize)
+      val sizes = o.putObject("ngram_sizes"); c.substringColumns.foreach(s => sizes.put(s, c.ngramOf(s)))
       if (c.substringCaseInsensitive) o.put("substring_case_insensitive", true)
     }
   }
@@ -157,7 +158,7 @@ object LogJson {
   private def parseConfig(c: Fields): BFIndexConfig = {
     val unknown = c.names.filterNot(ConfigFields.contains)
     if (unknown.nonEmpty) throw new IllegalArgumentException(s"unknown config fields ${unknown.sorted.mkString(", ")}; written by a newer hsbloom?")
-    try BFIndexConfig(
+    val config = try BFIndexConfig(
       indexName = c.text("index_name"),
       indexedColumns = c.texts("indexed_columns"),
       expectedNumItems = c.optional("expected_num_items").map(Fields.long(_, "config.expected_num_items")),
@@ -165,11 +166,29 @@ object LogJson {
       globalFilter = c.optional("global_filter").map(Fields.boolean(_, "config.global_filter")).getOrElse(true),
       granularity = c.optionalText("granularity").getOrElse(BFIndexConfig.FileGranularity),
       substringColumns = c.optional("substring_columns").map(_ => c.texts("substring_columns")).getOrElse(Nil),
-      ngramSize = c.optional("ngram_size").map(v => Fields.long(v, "config.ngram_size", 64).toInt)
-        .getOrElse(BFIndexConfig.DefaultNgramSize),
+      ngramSizes = ngramSizes(c),
       substringCaseInsensitive = c.optional("substring_case_insensitive")
         .exists(Fields.boolean(_, "config.substring_case_insensitive")))
     catch { case e: HsbloomException => throw new IllegalArgumentException(s"config: ${e.text}") }
+    if (config.ngramSizesToChoose.nonEmpty) {
+      Fields.bad("config.ngram_sizes", null, s"an n for each substring column (${config.ngramSizesToChoose.mkString(", ")} has none)")
+    }
+    config
+  }
+
+  /**
+   * Each substring column's n: `ngram_sizes` (column -> n), or from an entry written before n was chosen per column,
+   * `ngram_size` for all of them. A column without one is refused (`BFIndexConfig` names it).
+   */
+  private def ngramSizes(c: Fields): Map[String, Int] = {
+    val columns = c.optional("substring_columns").map(_ => c.texts("substring_columns")).getOrElse(Nil)
+    c.optionalObj("ngram_sizes") match {
+      case Some(given) =>
+        given.names.map(name => name -> given.long(name, 64).toInt).toMap
+      case None => c.optional("ngram_size").map(v => Fields.long(v, "config.ngram_size", 64).toInt)
+        .orElse(if (columns.isEmpty) None else Some(BFIndexConfig.DefaultNgramSize))
+        .fold(Map.empty[String, Int])(n => columns.map(_ -> n).toMap)
+    }
   }
 
   private def parseSource(s: Fields): IndexSource = {

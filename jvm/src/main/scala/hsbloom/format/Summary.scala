@@ -14,6 +14,35 @@ final case class ColumnSummary(numRows: Long, numNulls: Long, ndv: Long, fileFil
   /** In how many files an average key is, measured: the files' distinct values over the column's. */
   def filesPerKey: Option[Double] =
     fileNdvSum.filter(_ > 0).filter(_ => ndvCountsValuesOnce && ndv > 0).map(_.toDouble / ndv)
+
+  /** `ColumnSummary.sharing` of this column's keys over `numFiles` files (for a substring filter, of its grams). */
+  def sharing(numFiles: Long): Option[Double] = filesPerKey.flatMap(ColumnSummary.sharing(_, numFiles))
+
+  /**
+   * Of a substring filter (stored as `key`) whose grams nearly fill every file's filter (`FilledSharing`), what
+   * `hs.explain` and create say of it; None for any other.
+   */
+  def filledAdvice(key: String, numFiles: Long): Option[String] = sharing(numFiles).filter(_ >= ColumnSummary
+    .FilledSharing).map(s => f"$key: its files share ${s * 100}%.0f%% of their grams (measured at build), so it " +
+      "rules a file out only for grams rare in the column")
+}
+
+object ColumnSummary {
+  /**
+   * How much `files` files share their keys, from 0 (each key in one file) to 1 (every key in every file): the
+   * files an average key is in, `filesPerKey`, beyond the one, over the `files` - 1 it could be in beyond it. None
+   * for fewer than two files. A substring filter whose grams the files share near 1 discriminates nothing
+   * (docs/design/substring.md#choosing-n).
+   */
+  def sharing(filesPerKey: Double, files: Long): Option[Double] =
+    if (files < 2) None else Some(math.max(0.0, math.min(1.0, (filesPerKey - 1) / (files - 1))))
+
+  /**
+   * The sharing from which a substring filter prunes only for the column's rarest grams, as explained and warned
+   * of (docs/design/substring.md#when-it-pays). It is still probed: a rare needle's grams may be missing from most
+   * files even so, and a probe costs a few bit tests per file.
+   */
+  val FilledSharing = 0.99
 }
 
 /** How many files' filters a build adopted from their own Parquet Bloom filters, and why it hashed the others. */

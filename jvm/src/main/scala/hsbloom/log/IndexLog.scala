@@ -43,7 +43,9 @@ object IndexLog {
       /** Whether the index has global filters (a sealed column's, with no summary, is in `sealed_global/`). */
       globalFilter: Boolean = false,
       /** The substring filters (docs/substring.md): per substring column, its stored key and n. */
-      grams: Seq[hsbloom.BFIndexConfig.StoredColumn] = Nil) {
+      grams: Seq[hsbloom.BFIndexConfig.StoredColumn] = Nil,
+      /** The source files the version holds (0: no summary). */
+      numFiles: Long = 0) {
     /** The root paths as `FileKey`s, to match a relation's roots (computed once; entries are cached). */
     lazy val rootKeys: Set[String] = rootPaths.map(FileKey.listed).toSet
     /** The source columns the index read: the indexed ones, then the substring ones not among them. */
@@ -74,6 +76,7 @@ object IndexLog {
         dataVersion = e.dataVersion,
         dataPath = e.dataPath,
         columnSummaries = e.summary.map(_.columns.toMap).getOrElse(Map.empty),
+        numFiles = e.summary.map(_.numFiles).getOrElse(0L),
         dataParts = e.parts,
         droppedFileIds = e.droppedFileIds.toSet,
         readFacts = e.source.map(_.readFacts).filter(_.nonEmpty),

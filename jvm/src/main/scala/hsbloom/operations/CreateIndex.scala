@@ -25,11 +25,12 @@ object CreateIndex {
       if (footersHidden) d.copy(source = d.source.hidingSchema(d.columns)) else d
     }
     val resolved = requested.sourceColumns.zip(described.columns).toMap
-    val config = requested.copy(indexedColumns = requested.indexedColumns.map(resolved),
-      substringColumns = requested.substringColumns.map(resolved))
-    Substrings.refuseUnfit(df, config)
+    val named = requested.copy(indexedColumns = requested.indexedColumns.map(resolved),
+      substringColumns = requested.substringColumns.map(resolved),
+      ngramSizes = requested.ngramSizes.map { case (c, n) => resolved(c) -> n })
+    Substrings.refuseUnfit(df, named)
     val source = described.source
-    if (config.zones && !ZoneFormats.contains(source.format)) {
+    if (named.zones && !ZoneFormats.contains(source.format)) {
       throw HsbloomException.invalidConfig("granularity='row_group' needs a Parquet or Delta source (zones are the " +
         s"row groups of Parquet files); this source is ${source.format}: use granularity='file'")
     }
@@ -41,13 +42,19 @@ object CreateIndex {
         else "restore it, or vacuum it to free the name"
       throw HsbloomException.indexExists(s"index '${ctx.name}' already exists (${b.state}); $advice")
     }
+    val config = JobGroup.around(spark, JobGroup.id("create", ctx.name),
+        s"hsbloom: measuring the substring columns of index '${ctx.name}'", cancelOnFailure = false) {
+      Substrings.chooseNgramSizes(df, named, described.files)
+    }
     ctx.giveSourcePermission(source.rootPaths) // before the first log entry
     val version = DataVersions.next(ctx)
     val op = new Operation(ctx, base, "create")
     val begin = LogEntry(id = base.map(_.id + 1).getOrElse(0L), state = State.Creating, operation = "create",
       writer = op.writer, config = Some(config), source = Some(source), dataVersion = Some(version),
       dataPath = Some(ctx.dataPath(version).toString), dataLayout = Some(Layout.DataLayout))
-    wholeBuild(op, begin, df, described.files, "so it was not created")
+    val created = wholeBuild(op, begin, df, described.files, "so it was not created")
+    Substrings.warnFilled(created)
+    created
   }
 
   /**

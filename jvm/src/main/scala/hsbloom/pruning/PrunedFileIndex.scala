@@ -43,10 +43,12 @@ final class PrunedFileIndex(
       val types = columns.filter(_.ngram.isEmpty).map(c => c.attribute.name -> c.attribute.dataType).toMap
       val grams = columns.flatMap(c => c.ngram.map(n => (c.attribute.name, c.lower) -> (n, c.predicateKey))).toMap
       val predicate = PredicateTranslation.translate(dataFilters, types, grams)
+      val unanswered = SubstringCondition.unanswered(dataFilters, grams)
       val used = PredicateTranslation.columnsOf(predicate)
       val relevant = columns.filter(c => used.contains(c.predicateKey))
+      val checks = (predicate.toString +: (unanswered ++ relevant.flatMap(_.advice).distinct)).mkString("; ")
       if (predicate == PredicateTranslation.MayMatch) {
-        return (listed, Report(before, before, Nil, predicate.toString, None))
+        return (listed, Report(before, before, Nil, checks, None))
       }
       // Per index version its loaded data, the listed files' slots in it (remembered per listing, so a later
       // query does not hash the paths again), and the predicate answered for all its slots at once, so the
@@ -97,7 +99,7 @@ final class PrunedFileIndex(
       }.distinct
       val how = (if (allAtOnce) "all indexed files at once" else "file by file: few of the indexed files listed") +
         undecrypted.mkString
-      val report = Report(before, after, versions.map(_.entry.describe).sorted, s"$predicate; $how",
+      val report = Report(before, after, versions.map(_.entry.describe).sorted, s"$checks; $how",
         Some((System.nanoTime() - started) / 1000000.0),
         if (zonesOn) Some(RowGroups(groupsBefore, groupsAfter)) else None)
       log.info(s"hsbloom: ${report.describe} for ${rootPaths.mkString(", ")}")

@@ -42,6 +42,21 @@ private[pruning] object SubstringCondition {
     case _ => None
   }
 
+  /**
+   * For `hs.explain`: each substring condition among `filters` that checks nothing, and why (no substring filter
+   * of its column, probed or at all; no literal run of n bytes in its pattern).
+   */
+  def unanswered(filters: Seq[Expression], grams: Map[(String, Boolean), (Int, String)]): Seq[String] =
+    filters.flatMap(_.collect { case e @ SubstringCondition(check) if check(grams) == MayMatch =>
+      val key = e.children.collectFirst { case Column(k) => k }
+      val why = key.flatMap(_.in(grams)) match {
+        case Some((n, _)) => s"no literal run of $n bytes to look for"
+        case None => s"no probed substring filter of ${key.fold("its column")(k => if (k.lower) s"lower(${k.name})" else k.name)}"
+      }
+      val sql = e.sql
+      s"${if (sql.length > 120) sql.take(117) + "..." else sql} keeps every file: $why"
+    }).distinct
+
   /** A string column as the condition reads it: itself, or `lower` of it (no cast, no other function). */
   private object Column {
     def unapply(e: Expression): Option[Key] = e match {

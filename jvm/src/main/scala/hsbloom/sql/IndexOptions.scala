@@ -52,7 +52,7 @@ private[sql] object IndexOptions {
         case GlobalFilter => config.withGlobalFilter(globalFilter(value))
         case Granularity => config.withGranularity(granularity(value))
         case SubstringColumns => config.copy(substringColumns = columnList(SubstringColumns, value))
-        case NgramSize => config.withNgramSize(smallInt(NgramSize, value))
+        case NgramSize => ngramSize(config, value)
         case SubstringCaseInsensitive => config.withSubstringCaseInsensitive(boolean(SubstringCaseInsensitive, value))
       }
     }
@@ -92,13 +92,23 @@ private[sql] object IndexOptions {
       s"'${BFIndexConfig.RowGroupGranularity}', got ${value.text}")
   }
 
-  private def smallInt(key: String, value: OptionValue): Int = {
+  /** `ngram_size`: one n for every substring column, or 'auto' (the default): each column's n chosen at create. */
+  private def ngramSize(config: BFIndexConfig, value: OptionValue): BFIndexConfig = {
+    if (config.substringColumns.isEmpty) bad(s"option $NgramSize needs $SubstringColumns: name the columns to search")
+    value match {
+      case OptionValue.Str(s) if s.trim.equalsIgnoreCase(AutoNgramSize) => config.copy(ngramSizes = Map.empty)
+      case _ => config.withNgramSize(smallInt(NgramSize, value, s" or '$AutoNgramSize'"))
+    }
+  }
+  val AutoNgramSize = "auto"
+
+  private def smallInt(key: String, value: OptionValue, orElse: String = ""): Int = {
     val parsed = value match {
       case OptionValue.Number(t @ Integer()) => Try(t.toInt).toOption
       case OptionValue.Str(s) => Try(s.trim.toInt).toOption
       case _ => None
     }
-    parsed.getOrElse(bad(s"option $key must be an integer, got ${value.text}"))
+    parsed.getOrElse(bad(s"option $key must be an integer$orElse, got ${value.text}"))
   }
 
   /**

@@ -109,10 +109,26 @@ class LogJsonSuite extends AnyFunSuite {
   test("substring filters are written only when the index has some, so an older hsbloom reads the other entries") {
     val e = entry()
     assert(!json(e).get("config").has("substring_columns") && !json(e).get("config").has("ngram_size"))
-    val grams = e.copy(config = e.config.map(_.copy(substringColumns = Seq("message", "url"), ngramSize = 4)))
-    assert(json(grams).get("config").get("ngram_size").asInt == 4)
+    val grams = e.copy(config = e.config.map(_.copy(substringColumns = Seq("message", "url"),
+      ngramSizes = Map("message" -> 6, "url" -> 4))))
+    assert(json(grams).get("config").get("ngram_sizes").toString == """{"message":6,"url":4}""")
     assert(LogJson.parse(LogJson.write(grams)) == grams)
-    assert(grams.config.get.storedKeys.takeRight(2) == Seq("ngram4(message)", "ngram4(url)"))
+    assert(grams.config.get.storedKeys.takeRight(2) == Seq("ngram6(message)", "ngram4(url)"))
+  }
+
+  test("an entry written when n was one for all substring columns (ngram_size) reads as that n for each") {
+    val node = json(entry())
+    val config = node.get("config").asInstanceOf[ObjectNode]
+    config.putArray("substring_columns").add("message").add("url")
+    config.put("ngram_size", 5)
+    assert(LogJson.parse(node.toString).config.get.ngramSizes == Map("message" -> 5, "url" -> 5))
+    config.remove("ngram_size")
+    config.putObject("ngram_sizes").put("message", 3)
+    val missing = intercept[IllegalArgumentException](LogJson.parse(node.toString)).getMessage
+    assert(missing.contains("config.ngram_sizes") && missing.contains("url has none"), missing)
+    config.putObject("ngram_sizes").put("message", 3).put("url", 9)
+    assert(intercept[IllegalArgumentException](LogJson.parse(node.toString)).getMessage
+      .contains("ngram_size must be from 2 to 8 bytes, got 9 for 'url'"))
   }
 
   test("an unknown format, state or config field is refused") {

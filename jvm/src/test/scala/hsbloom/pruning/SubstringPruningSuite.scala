@@ -105,7 +105,7 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
   test("every substring condition selects the same rows with hsbloom on as off, for n = 2, 3 and 4") {
     val (df, values) = table()
     Seq(2, 3, 4).foreach { n =>
-      hs.createIndex(df, BFIndexConfig(s"sub$n", Seq("id"), substringColumns = Seq("s"), ngramSize = n,
+      hs.createIndex(df, BFIndexConfig(s"sub$n", Seq("id"), substringColumns = Seq("s"), ngramSizes = Map("s" -> n),
         substringCaseInsensitive = n != 4))
       val rnd = new Random(n)
       val batch = predicates(rnd, values, if (n == 3) 160 else 80)
@@ -146,7 +146,7 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
 
   test("a needle one file holds reads that file; a pattern without a run of n bytes reads every file") {
     val (df, _) = table()
-    hs.createIndex(df, BFIndexConfig("needles", Seq("id"), substringColumns = Seq("s")))
+    hs.createIndex(df, BFIndexConfig("needles", Seq("id"), substringColumns = Seq("s"), ngramSizes = Map("s" -> 3)))
     withHsbloom {
       Seq("s LIKE '%needle-3-%'", "contains(s, 'needle-7-')", "startswith(s, 'needle-9-')",
         "s LIKE '%dle-4-_%end'", "s LIKE ALL ('%needle-5%', '%-end')").foreach { p =>
@@ -156,6 +156,11 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
       assert(filesRead(df.where("s LIKE '%ne%'")) == 12)
       assert(filesRead(df.where("s ILIKE '%needle-3-%'")) == 12) // lower(s): no filter of lower-cased values yet
       assertContains(explainText(df.where("contains(s, 'needle-3-')")), "AllGrams(ngram3(s), ")
+      // hs.explain says why a condition checks nothing.
+      assertContains(explainText(df.where("s LIKE '%ne%' AND id > 3")),
+        "contains(s, 'ne') keeps every file: no literal run of 3 bytes to look for")
+      assertContains(explainText(df.where("s ILIKE '%needle-3-%' AND id > 3")),
+        "keeps every file: no probed substring filter of lower(s)")
     }
   }
 
@@ -165,7 +170,7 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
     rows.write.parquet(path)
     // With a global filter (of the value column only) too: the refresh ORs it, and leaves the grams' alone.
     hs.createIndex(spark.read.parquet(path), BFIndexConfig("grown", Seq("id"), substringColumns = Seq("s"),
-      globalFilter = true))
+      ngramSizes = Map("s" -> 3), globalFilter = true))
     spark.range(400, 500, 1, 1).selectExpr("id", "concat('row-', id, '-tail') as s").write.mode("append").parquet(path)
     hs.refreshIndex("grown", "incremental")
     val df = spark.read.parquet(path)
@@ -185,7 +190,8 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
     val notString = intercept[hsbloom.HsbloomException](hs.createIndex(df, BFIndexConfig("bad", Seq("s"),
       substringColumns = Seq("id"))))
     assert(notString.getMessage.contains("substring_columns: column 'id' has type bigint"))
-    val n = intercept[hsbloom.HsbloomException](BFIndexConfig("bad", Seq("s"), substringColumns = Seq("s"), ngramSize = 9))
+    val n = intercept[hsbloom.HsbloomException](BFIndexConfig("bad", Seq("s"), substringColumns = Seq("s"),
+      ngramSizes = Map("s" -> 9)))
     assert(n.getMessage.contains("ngram_size must be from 2 to 8 bytes, got 9"))
     val clash = intercept[hsbloom.HsbloomException](BFIndexConfig("bad", Seq("ngram3(s)"), substringColumns = Seq("s")))
     assert(clash.getMessage.contains("indexed_columns lists 'ngram3(s)'"))

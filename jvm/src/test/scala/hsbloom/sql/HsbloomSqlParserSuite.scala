@@ -91,8 +91,12 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
     assert(create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (fpp = .05)").config.fpp.contains(0.05))
     val grams = create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (substring_columns = 'message, `a,b`, `x``y` '," +
       " NGRAM_SIZE = 4)").config
-    assert(grams.substringColumns == Seq("message", "a,b", "x`y") && grams.ngramSize == 4)
-    assert(create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (substring_columns = 'a')").config.ngramSize == 3)
+    assert(grams.substringColumns == Seq("message", "a,b", "x`y") && grams.ngramSizes == Map("message" -> 4,
+      "a,b" -> 4, "x`y" -> 4))
+    // Without ngram_size, or with 'auto', create chooses each column's n from its data.
+    assert(create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (substring_columns = 'a')").config.ngramSizesToChoose == Seq("a"))
+    assert(create("CREATE BLOOMFILTER INDEX i ON t (a) OPTIONS (substring_columns = 'a', ngram_size = 'AUTO')")
+      .config.ngramSizes.isEmpty)
   }
 
   test("OPTIONS: an unknown key names the known ones; a wrong type or value is HSBLOOM_INVALID_CONFIG") {
@@ -114,8 +118,10 @@ class HsbloomSqlParserSuite extends AnyFunSuite {
       assert(options(s"substring_columns = $bad").contains("option substring_columns must be column names separated"), bad)
     }
     assert(options("substring_columns = 'a, a'").contains("substring_columns lists [a] more than once"))
-    assert(options("ngram_size = 'x'").contains("option ngram_size must be an integer, got 'x'"))
-    assert(options("ngram_size = 1").contains("ngram_size must be from 2 to 8 bytes, got 1"))
+    assert(options("substring_columns = 'a', ngram_size = 'x'").contains("option ngram_size must be an integer or " +
+      "'auto', got 'x'"))
+    assert(options("substring_columns = 'a', ngram_size = 1").contains("ngram_size must be from 2 to 8 bytes, got 1"))
+    assert(options("ngram_size = 4").contains("option ngram_size needs substring_columns"))
     assert(configError("CREATE BLOOMFILTER INDEX '..x' ON t (a)").getMessage.contains("contains '..'"))
     assert(configError("CREATE BLOOMFILTER INDEX i ON t (a, A, a)").getMessage.contains("more than once"))
     assert(configError("CREATE BLOOMFILTER INDEX i ON t ()").getMessage.contains("must name at least one column"))
