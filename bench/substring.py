@@ -1,10 +1,11 @@
 """Substring search (issue 54): LIKE, ILIKE, startswith and endswith on a log-like table, hsbloom beside the limit.
 
-    ./dev.sh bench substring [--rows N] [--files N] [--ngram N] [--repeat N]
+    ./dev.sh bench substring [--rows N] [--files N] [--ngram N|auto] [--repeat N]
 
 A table of --rows rows (default 20,000,000) in --files Parquet files (default 200), rows in random order (no
 sorting): a message with an embedded trace id (32 hex digits) and an error code, a URL path with a 7-digit order
-id, an email. One index has substring filters of the three columns, n = --ngram, with the lower-cased filter too.
+id, an email. One index has substring filters of the three columns, with the lower-cased filter too: n = --ngram
+for all three, or (auto, the default) each column's n as create chooses it from the column's data.
 
 Needles, each held by a few files: the trace id of one row inside the message, an error code two rows hold
 (under 1 % of the files), a URL prefix with one order id (startswith), an email domain two rows hold (endswith),
@@ -109,9 +110,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--files", type=int, default=200)
-    parser.add_argument("--ngram", type=int, default=3, help="the index's ngram_size")
+    parser.add_argument("--ngram", default="auto", help="the index's ngram_size: 2 to 8, or auto (chosen per column)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    ngram = None if args.ngram == "auto" else int(args.ngram)
 
     spark = session("hsbloom-bench-substring", driver_memory="8g")
     path = log_table(spark, args.rows, args.files)
@@ -120,7 +122,7 @@ def main() -> None:
     hs = hsbloom.Hyperspace(spark)
     name = f"bench_substring_{args.rows}_{args.files}_n{args.ngram}"
     # Every index of this table goes first, whatever its n: a query uses every index that covers its table.
-    for n in range(2, 9):
+    for n in [*range(2, 9), "auto"]:
         try:
             hs.delete_index(f"bench_substring_{args.rows}_{args.files}_n{n}", force=True)
             hs.vacuum_index(f"bench_substring_{args.rows}_{args.files}_n{n}")
@@ -131,12 +133,14 @@ def main() -> None:
     df.select(*COLUMNS).write.format("noop").mode("overwrite").save()
     scan = time.perf_counter() - start
     start = time.perf_counter()
-    hs.create_index(df, hsbloom.BFIndexConfig(name, ["id"], substring_columns=COLUMNS, ngram_size=args.ngram,
+    hs.create_index(df, hsbloom.BFIndexConfig(name, ["id"], substring_columns=COLUMNS, ngram_size=ngram,
                                               substring_case_insensitive=True))
     build = time.perf_counter() - start
     info = hs.index(name)
-    print(f"\n{args.rows:,} rows in {args.files} files; index {name}: build {build:.1f} s, a plain scan of the "
-          f"columns {scan:.1f} s ({build / scan:.1f}x)")
+    sizes = info.ngram_sizes
+    print(f"\n{args.rows:,} rows in {args.files} files; index {name} (n: "
+          + ", ".join(f"{c} {n}" for c, n in sizes.items())
+          + f"): build {build:.1f} s, a plain scan of the columns {scan:.1f} s ({build / scan:.1f}x)")
 
     needles, common = queries(spark, path)
     print(f"\n{'query':12s} {'holders':>7s} {'read':>5s} {'goal':>5s}  {'off':>7s} {'on':>7s} {'limit':>7s}  "
@@ -170,8 +174,8 @@ def main() -> None:
                 if column.path_in_schema in compressed:
                     compressed[column.path_in_schema] += column.total_compressed_size
     first = pq.read_table(sorted(Path(path).glob("*.parquet"))[0], columns=COLUMNS)
-    per_file = {c: len({v[i:i + args.ngram] for v in (x.encode() for x in first.column(c).to_pylist() if x)
-                        for i in range(len(v) - args.ngram + 1)}) for c in COLUMNS}
+    per_file = {c: len({v[i:i + sizes[c]] for v in (x.encode() for x in first.column(c).to_pylist() if x)
+                        for i in range(len(v) - sizes[c] + 1)}) for c in COLUMNS}
     print(f"\n{'filter':24s} {'bytes':>14s} {'grams (table)':>14s} {'grams (a file)':>15s}  column compressed  "
           "filter/column")
     for c in info.columns:
@@ -182,16 +186,17 @@ def main() -> None:
         print(f"{c.column:24s} {c.file_filter_bytes:14,d} {c.ndv:14,d} {per_file[source]:15,d}  {size:17,d}  "
               f"{c.file_filter_bytes / size:12.2f}x")
     files_rows = args.rows // max(args.files, 1)
-    message_filter = next(c.file_filter_bytes for c in info.columns if c.column == f"ngram{args.ngram}(message)")
+    n = sizes["message"]
+    message_filter = next(c.file_filter_bytes for c in info.columns if c.column == f"ngram{n}(message)")
     bytes_per_gram = message_filter / max(args.files, 1) / max(per_file["message"], 1)
-    print(f"\nThe arithmetic: a file's substring filter holds its distinct {args.ngram}-grams ("
+    print(f"\nThe arithmetic: a file's substring filter holds its distinct n-grams ("
           + ", ".join(f"{k}: {v:,d}" for k, v in per_file.items())
           + f" in the first file), at about {bytes_per_gram:.1f} bytes each (fpp {info.file_fpp:.5f}, power-of-two "
           f"sizes). A needle is "
           f"read in a file that lacks it only when all its probed grams are there anyway: a hex trace id's "
-          f"{args.ngram}-grams are {16 ** args.ngram:,} possible ones, and a file of {files_rows:,} messages has "
-          f"{files_rows * (32 - args.ngram + 1):,} trace grams, so it holds "
-          f"{1 - math.exp(-files_rows * (32 - args.ngram + 1) / 16 ** args.ngram):.0%} of them (1 - e^(-k/m)).")
+          f"{n}-grams are {16 ** n:,} possible ones, and a file of {files_rows:,} messages has "
+          f"{files_rows * (32 - n + 1):,} trace grams, so it holds "
+          f"{1 - math.exp(-files_rows * (32 - n + 1) / 16 ** n):.0%} of them (1 - e^(-k/m)).")
     spark.stop()
 
 
