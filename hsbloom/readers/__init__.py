@@ -6,8 +6,8 @@ check the jar's filters with.
 """
 
 from hsbloom.readers.index import Index, Pruned, UnusableIndexWarning, open_index
-from hsbloom.readers.predicates import and_, contains, endswith, eq, is_null, isin, like, or_, startswith
+from hsbloom.readers.predicates import and_, contains, endswith, eq, ilike, is_null, isin, like, or_, startswith
 from hsbloom.readers.tables import IndexDamageWarning
 
 __all__ = ["Index", "IndexDamageWarning", "Pruned", "UnusableIndexWarning", "and_", "contains", "endswith", "eq",
-           "is_null", "isin", "like", "open_index", "or_", "startswith"]
+           "ilike", "is_null", "isin", "like", "open_index", "or_", "startswith"]

@@ -26,7 +26,7 @@ import pyarrow.fs as pafs
 from hsbloom.errors import InvalidArgumentError
 from hsbloom.readers import literals, log, sources, tables, zones
 from hsbloom.readers.held import ColumnEntries, Held
-from hsbloom.readers.predicates import SUBSTRING, And, Eq, In, IsNull, Like, Or, Predicate, check
+from hsbloom.readers.predicates import SUBSTRING, And, Eq, ILike, In, IsNull, Like, Or, Predicate, check
 from hsbloom.readers.substring import like_runs, literal_runs, probed_grams
 from hsbloom.readers.storage import resolve
 
@@ -34,6 +34,8 @@ from hsbloom.readers.storage import resolve
 _KEEP, _SKIP = True, False
 # The key of a substring condition's column in the usable columns (value columns are keyed by their name).
 SUBSTRING_FILTER = "substring filter"
+# ... and of an ILIKE condition's column: its filter of lower-cased values.
+LOWER_SUBSTRING_FILTER = "substring filter of lower-cased values"
 # The listings an index keeps (per root and Delta version): the last few, for listing_ttl and the schema.
 _LISTINGS_KEPT = 8
 
@@ -252,8 +254,8 @@ class Index:
         values, substrings = _columns(predicate)
         usable = {c: self.version.schema.get(c, "") for c in values if c in self.version.indexed_columns
                   and literals.is_hashable_type(self.version.schema.get(c, ""))}
-        usable.update({(SUBSTRING_FILTER, c): self.version.gram_key(c) for c in substrings
-                       if self.version.gram_key(c) is not None and self.version.schema.get(c) == "string"})
+        usable.update({(_filter_kind(lower), c): self.version.gram_key(c, lower) for c, lower in substrings
+                       if self.version.gram_key(c, lower) is not None and self.version.schema.get(c) == "string"})
         may_match = self._compile(predicate, usable)()
         return sorted(self._held.path_array.filter(pa.array(may_match)).to_pylist())
 
@@ -293,7 +295,10 @@ class Index:
         if isinstance(p, (And, Or)):
             for c in p.children:
                 self._unanswered_substrings(c, usable, reasons)
-        elif isinstance(p, SUBSTRING) and (SUBSTRING_FILTER, p.column) in usable:
+        elif isinstance(p, ILike) and (LOWER_SUBSTRING_FILTER, p.column) in usable and not p.pattern.isascii():
+            reasons.append(f"{p}: a pattern with a character outside ASCII, whose lower case is Spark's to choose "
+                           "(the session's locale, ICU): keeps every file")
+        elif isinstance(p, SUBSTRING) and (_filter_kind(isinstance(p, ILike)), p.column) in usable:
             n = self.version.ngram_sizes[p.column]
             grams = _probed_grams(p, n)
             if grams is None:
@@ -303,12 +308,17 @@ class Index:
                 reasons.append(f"{p}: no literal run of {n} bytes to look for: keeps every file")
 
     def _usable_substring_columns(self, columns: set, listing: sources.Listing, reasons: list) -> dict:
-        """{(SUBSTRING_FILTER, column): its filter's key} of the `columns` of substring conditions whose substring
-        filter can be probed (as the jar's `IndexCatalog.coverage`: a string column read as indexed); a reason for
-        each other."""
+        """{(SUBSTRING_FILTER, column): its filter's key} of the `columns` ((column, of lower-cased values: ILIKE))
+        of substring conditions whose substring filter can be probed (as the jar's `IndexCatalog.coverage`: a
+        string column read as indexed), keyed (LOWER_SUBSTRING_FILTER, column) for the lower-cased values; a
+        reason for each other."""
         usable = {}
-        for column in sorted(columns):
-            key = self.version.gram_key(column)
+        for column, lower in sorted(columns):
+            key = self.version.gram_key(column, lower)
+            if key is None and lower:
+                reasons.append(f"{column} has no substring filter of lower-cased values (substring_case_insensitive): "
+                               "its ilike conditions keep every file")
+                continue
             if key is None:
                 reasons.append(f"{column} has no substring filter: its contains, startswith, endswith and like "
                                "conditions keep every file")
@@ -320,7 +330,7 @@ class Index:
             if why is not None:
                 reasons.append(f"{why}: its substring conditions keep every file")
                 continue
-            usable[(SUBSTRING_FILTER, column)] = key
+            usable[(_filter_kind(lower), column)] = key
         return usable
 
     def _compile(self, p: Predicate, usable: dict, target: Any = None):
@@ -368,7 +378,7 @@ class Index:
         kept. Zones have no substring filters, so a zone answers as its file (`narrowedTo`: the file's own check,
         then nothing to probe per row group)."""
         n = len(target)
-        key = usable.get((SUBSTRING_FILTER, p.column))
+        key = usable.get((_filter_kind(isinstance(p, ILike)), p.column))
         entries = self._held.columns.get(key) if key is not None else None
         grams = _probed_grams(p, self.version.ngram_sizes[p.column]) if entries is not None else None
         if not grams:
@@ -422,11 +432,17 @@ class Index:
 
 
 def _columns(p: Predicate) -> tuple:
-    """(the columns of the predicate's equality and null conditions, the columns of its substring conditions)."""
+    """(the columns of the predicate's equality and null conditions, (column, lower-cased: ILIKE) of its substring
+    conditions)."""
     if isinstance(p, (And, Or)):
         parts = [_columns(c) for c in p.children]
         return set().union(*(v for v, _ in parts)), set().union(*(s for _, s in parts))
-    return (set(), {p.column}) if isinstance(p, SUBSTRING) else ({p.column}, set())
+    return (set(), {(p.column, isinstance(p, ILike))}) if isinstance(p, SUBSTRING) else ({p.column}, set())
+
+
+def _filter_kind(lower: bool) -> str:
+    """The usable columns' key kind of a substring condition's filter: of the values, or of their lower case."""
+    return LOWER_SUBSTRING_FILTER if lower else SUBSTRING_FILTER
 
 
 def _probed_grams(p: Predicate, n: int) -> Optional[list]:
@@ -435,6 +451,12 @@ def _probed_grams(p: Predicate, n: int) -> Optional[list]:
     refuses the pattern or a run has no UTF-8 form (either way every file is kept). Spark's optimizer makes
     `LIKE 'pre%suf'` (no `_`, no escape character) `startswith AND endswith`, whose checks the jar probes apart,
     at most 16 grams each: so do these."""
+    if isinstance(p, ILike):
+        # Spark's ILIKE is LIKE of lower(column) and lower(pattern), the pattern lowered before it is read (so an
+        # upper-case escape character is no longer one). Only an ASCII pattern's lower case is certain here.
+        if not p.pattern.isascii():
+            return []
+        p = Like(p.column, p.pattern.lower(), p.escape)
     if isinstance(p, Like):
         both = _PREFIX_SUFFIX.fullmatch(p.pattern) if p.escape not in p.pattern else None
         if both is not None:

@@ -60,10 +60,15 @@ class Version:
     # The columns with a substring filter (docs/substring.md), stored under "ngram{n}({column})", and each one's n.
     substring_columns: tuple = ()
     ngram_sizes: dict = field(default_factory=dict)
+    # Whether each substring column also has a filter of its lower-cased values, stored under "ngram{n}(lower(c))".
+    substring_case_insensitive: bool = False
 
-    def gram_key(self, column: str) -> Optional[str]:
-        """The file tables' `column` field of `column`'s substring filter (`BFIndexConfig.gramKey`); None: none."""
-        return f"ngram{self.ngram_sizes[column]}({column})" if column in self.substring_columns else None
+    def gram_key(self, column: str, lower: bool = False) -> Optional[str]:
+        """The file tables' `column` field of `column`'s substring filter (`BFIndexConfig.gramKey`), or of its filter
+        of lower-cased values; None: none."""
+        if column not in self.substring_columns or (lower and not self.substring_case_insensitive):
+            return None
+        return f"ngram{self.ngram_sizes[column]}({f'lower({column})' if lower else column})"
 
 
 def _bad(what: str, value: Any, must: str) -> UnusableIndex:
@@ -144,6 +149,16 @@ def _ngram_sizes(o: dict, columns: tuple) -> dict:
     return {c: size(sizes[c], f"config.ngram_sizes.{c}") for c in columns}
 
 
+def _boolean(o: dict, name: str) -> bool:
+    """An optional true/false field of the config (absent or null: false, as the jar reads it)."""
+    value = o.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise _bad(f"config.{name}", value, "true or false")
+    return value
+
+
 def _text_map(o: dict, name: str, what: str) -> dict:
     value = o.get(name)
     if value is None:
@@ -212,6 +227,7 @@ def parse(text: str) -> tuple[str, Optional[Version]]:
         num_files=num_files,
         substring_columns=substring_columns,
         ngram_sizes=ngram_sizes,
+        substring_case_insensitive=_boolean(config, "substring_case_insensitive"),
     )
     return state, version
 

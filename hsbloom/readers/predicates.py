@@ -99,11 +99,25 @@ class Like:
         return f"{self.column} LIKE {self.pattern!r}{escape}"
 
 
+@dataclass(frozen=True)
+class ILike:
+    """`column ILIKE pattern ESCAPE escape`: Spark's `lower(column) LIKE lower(pattern)`, answered by the column's
+    filter of lower-cased values (`substring_case_insensitive`)."""
+
+    column: str
+    pattern: str
+    escape: str = DEFAULT_ESCAPE
+
+    def __str__(self) -> str:
+        escape = "" if self.escape == DEFAULT_ESCAPE else f" ESCAPE {self.escape!r}"
+        return f"{self.column} ILIKE {self.pattern!r}{escape}"
+
+
 # The substring conditions: answered by a column's substring filter (docs/substring.md), never by its values'.
-SUBSTRING = (Contains, StartsWith, EndsWith, Like)
+SUBSTRING = (Contains, StartsWith, EndsWith, Like, ILike)
 _ALL = (Eq, In, IsNull, And, Or) + SUBSTRING
 
-Predicate = Union[Eq, In, IsNull, Contains, StartsWith, EndsWith, Like, And, Or]
+Predicate = Union[Eq, In, IsNull, Contains, StartsWith, EndsWith, Like, ILike, And, Or]
 
 
 def _column(name: Any) -> str:
@@ -155,14 +169,26 @@ def endswith(column: str, literal: Union[str, bytes]) -> EndsWith:
 def like(column: str, pattern: str, escape: str = DEFAULT_ESCAPE) -> Like:
     """`column LIKE pattern ESCAPE escape`, as Spark reads it: `%` any characters, `_` exactly one, `escape` before
     `%`, `_` or itself a literal. A pattern Spark refuses (`escape` before anything else) keeps every file."""
+    _check_pattern("like", pattern, escape)
+    return Like(_column(column), pattern, escape)
+
+
+def ilike(column: str, pattern: str, escape: str = DEFAULT_ESCAPE) -> ILike:
+    """`column ILIKE pattern ESCAPE escape`: `like` of the lower-cased value and pattern, answered by the column's
+    filter of lower-cased values where the index has one. A pattern with a character outside ASCII keeps every
+    file: its lower case is Spark's to choose (the session's locale, ICU), not the reader's."""
+    _check_pattern("ilike", pattern, escape)
+    return ILike(_column(column), pattern, escape)
+
+
+def _check_pattern(function: str, pattern: Any, escape: Any) -> None:
     if not isinstance(pattern, str):
-        raise InvalidArgumentError(f"like's pattern must be a str, got {type(pattern).__name__}: pass a LIKE "
+        raise InvalidArgumentError(f"{function}'s pattern must be a str, got {type(pattern).__name__}: pass a LIKE "
                                    "pattern such as '%error%'")
     # Spark's ESCAPE is one UTF-16 character: a character beyond U+FFFF is two, and Spark refuses it.
     if not isinstance(escape, str) or len(escape) != 1 or ord(escape) > 0xFFFF:
-        raise InvalidArgumentError(f"like's escape must be one character (as SQL's ESCAPE), got {escape!r}: pass "
-                                   "one, such as '!', or leave the default '\\'")
-    return Like(_column(column), pattern, escape)
+        raise InvalidArgumentError(f"{function}'s escape must be one character (as SQL's ESCAPE), got {escape!r}: "
+                                   "pass one, such as '!', or leave the default '\\'")
 
 
 def _children(children: tuple) -> tuple:
