@@ -376,10 +376,10 @@ def test_needles_read_their_file_and_unanswered_conditions_keep_every_file(logs)
     assert index.candidates(contains("msg", needles[3])) == ["file:" + files[3]]
 
 
-def test_a_kept_file_is_read_whole_for_a_substring_condition_as_by_the_spark_rule(spark, logs):
-    """Zones have no substring filters: a file kept by its substring filter keeps every row group, unless an
-    equality ANDed with it narrows them; OR with an equality reads the equality's row groups of the files the
-    substring filter rules out (the jar's `narrowedTo`). Row groups are counted as test_readers.py counts them."""
+def test_a_kept_file_reads_the_row_groups_its_zones_keep_as_by_the_spark_rule(spark, logs):
+    """Zones have substring filters too: a needle reads its file's one row group that holds it; OR with an
+    equality reads the equality's row groups of the files the substring filter rules out (the jar's
+    `narrowedTo`). Row groups are counted as test_readers.py counts them, and are the Spark rule's."""
     from pruning_support import files_listed
 
     index = open_index(logs["index"])
@@ -399,7 +399,9 @@ def test_a_kept_file_is_read_whole_for_a_substring_condition_as_by_the_spark_rul
         hsbloom.disable(spark)
     answers = [index.prune(p) for p in checks]
     assert [sorted(a.files) for a in answers[:4]] == [[files[0]], [files[1]], [files[2], files[3]], [files[2]]]
-    assert [a.row_groups for a in answers[:4]] == [{}, {files[1]: [1]}, {files[2]: [0]}, {files[2]: [0]}]
+    # The needles are in row 17 of their files: row group 1 of 10 rows each.
+    assert [a.row_groups for a in answers[:4]] == [{files[0]: [1]}, {files[1]: [1]}, {files[2]: [0], files[3]: [1]},
+                                                   {files[2]: [0]}]
     for p, ours, theirs, m in zip(checks, answers, kept, metrics):
         assert set(ours.files) == theirs, str(p)
         spark_read = (m["hsbloomRowGroupsBefore"] - m["hsbloomRowGroupsPruned"] if "hsbloomRowGroupsPruned" in m
@@ -413,15 +415,25 @@ def test_a_file_without_its_substring_filter_row_is_kept(logs, tmp_path):
     copy = tmp_path / "substring_logs"
     shutil.copytree(logs["index"], copy)
     victim = "file:" + logs["files"][2]
-    for part in (copy / "v__=0" / "files").glob("*.parquet"):
-        rows = pq.read_table(part)
-        gone = [c == "ngram3(msg)" and p == victim for c, p in zip(rows.column("column").to_pylist(),
-                                                                   rows.column("file_path").to_pylist())]
-        if any(gone):
-            pq.write_table(rows.filter(pa.array([not g for g in gone])), part)
+    files = logs["files"]
+
+    def drop_rows(table: str) -> None:
+        for part in (copy / "v__=0" / table).glob("*.parquet"):
+            rows = pq.read_table(part)
+            gone = [c == "ngram3(msg)" and p == victim for c, p in zip(rows.column("column").to_pylist(),
+                                                                       rows.column("file_path").to_pylist())]
+            if any(gone):
+                pq.write_table(rows.filter(pa.array([not g for g in gone])), part)
+
+    # Without its file row, the file's zones still answer for it (and rule out each row group), as in the jar.
+    drop_rows("files")
     index = open_index(str(copy))
     assert index.damage == []
-    files = logs["files"]
+    assert sorted(index.prune(contains("msg", logs["needles"][0])).files) == [files[0]]
+    # Without its zone rows too, nothing answers for it: kept.
+    drop_rows("zones")
+    index = open_index(str(copy))
+    assert index.damage == []
     assert sorted(index.prune(contains("msg", logs["needles"][0])).files) == [files[0], files[2]]
     assert index.prune(contains("tag", "t2-\u00fcn")).files == [files[2]]  # its other filters still answer
 

@@ -375,8 +375,8 @@ class Index:
     def _compile_substring(self, p: Predicate, usable: dict, target: Any):
         """A substring condition (`SubstringCondition`'s `AllGrams`): a file may match unless one of the probed
         grams of the condition's literal runs is surely absent from its substring filter; no row or no filter:
-        kept. Zones have no substring filters, so a zone answers as its file (`narrowedTo`: the file's own check,
-        then nothing to probe per row group)."""
+        kept. A zone may match when its file may (`narrowedTo`) and its own substring filter may hold every probed
+        gram (a zone without one: kept)."""
         n = len(target)
         key = usable.get((_filter_kind(isinstance(p, ILike)), p.column))
         entries = self._held.columns.get(key) if key is not None else None
@@ -390,7 +390,17 @@ class Index:
             for h in grams:
                 found &= self._filters_may_hold(key, entries, [h], self._held)
             may |= found
-            return may[self._zones.file] if target is self._zones else may
+            if target is not self._zones:
+                return may
+            in_file = may[self._zones.file]
+            zone_entries = self._zones.columns.get(key)
+            if zone_entries is None:
+                return in_file
+            in_zone = ~zone_entries.present | (zone_entries.group < 0)
+            found = np.ones(len(self._zones), dtype=bool)
+            for h in grams:
+                found &= self._filters_may_hold(key, zone_entries, [h], self._zones)
+            return in_file & (in_zone | found)
 
         return probe
 

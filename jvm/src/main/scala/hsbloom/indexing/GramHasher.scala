@@ -26,12 +26,15 @@ final class GramHasher(ordinal: Int, n: Int, lower: Boolean = false) {
   var nonNull = 0
 
   /** Hashes column `ordinal` of `chunk`; returns how many hashes are in `out`. */
-  def hashChunk(chunk: ScanInput.Chunk): Int = {
+  def hashChunk(chunk: ScanInput.Chunk): Int = hashRows(chunk, 0, chunk.numRows)
+
+  /** Hashes column `ordinal` of rows `from until to` of `chunk` (a zone's share of it); returns how many. */
+  def hashRows(chunk: ScanInput.Chunk, from: Int, to: Int): Int = {
     nonNull = 0
     var count = 0
     val vector = if (chunk.columns != null) chunk.columns.column(ordinal) else null
-    var i = 0
-    while (i < chunk.numRows) {
+    var i = from
+    while (i < to) {
       val value = if (vector != null) { if (vector.isNullAt(i)) null else vector.getUTF8String(i) }
         else { val row = chunk.row(i); if (row.isNullAt(ordinal)) null else row.getUTF8String(ordinal) }
       if (value != null) {

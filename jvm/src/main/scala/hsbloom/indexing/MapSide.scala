@@ -95,7 +95,7 @@ final class MapSide(
       if (inOneZone) zones.get.addHashes(c, hashes, count, n)
       c += 1
     }
-    // Substring filters: a file filter of each value's grams (no global filter, no zones).
+    // Substring filters: a file filter of each value's grams, and its zones (no global filter).
     while (c < numColumns) {
       val grams = gramHashers(c - numValues)
       val count = grams.hashChunk(chunk)
@@ -103,6 +103,7 @@ final class MapSide(
       fileItems(c) += count
       addToFile(c, grams.out, count)
       addToSketch(c, grams.out, count)
+      if (inOneZone) zones.get.addGrams(c, grams.out, count, grams.nonNull, n)
       c += 1
     }
     zones.foreach(z => if (inOneZone) z.advance(n) else spreadOverZones(z, chunk))

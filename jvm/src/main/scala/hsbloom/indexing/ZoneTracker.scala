@@ -19,12 +19,22 @@ import hsbloom.sbbf.{ParquetHash, Sbbf}
  * are handed out only when its rows matched its row groups' counts exactly;
  * any doubt (a footer that is not provable, a count that does not match)
  * gives the block no zones, and planning then reads its file whole.
+ *
+ * A substring filter's zones (build columns from `numValues` on) hold the row group's grams: their number is not
+ * known ahead, so they are buffered and the filter is built at the group's end from them (past
+ * `maxBufferedHashes`, at a fixed large size, folded), as a file's are.
  */
 final class ZoneTracker(settings: MapSettings, conf: Configuration) {
-  private val numColumns = settings.columnTypes.length
+  private val numValues = settings.numValueColumns
+  private val numColumns = settings.numColumns
   private val rowHashers = settings.columnTypes.map(t => ParquetHash.hasherFor(t).get)
-  /** The current row group's filter per column, sized for its row count (known from the footer), folded at its end. */
+  private val gramHashers = settings.grams.map { case (ordinal, n, lower) => new GramHasher(ordinal, n, lower) }
+  /** The current row group's filter per value column, sized for its row count (from the footer), folded at its end. */
   private val filters = new Array[Sbbf](numColumns)
+  /** The current row group's grams per substring filter (`numValues` on), until too many to buffer. */
+  private val gramBuffers = Array.fill(numColumns - numValues)(new LongBuffer())
+  /** The current row group's grams per substring filter, repeats included (an upper bound on the distinct ones). */
+  private val gramItems = new Array[Long](numColumns)
   private val nulls = new Array[Long](numColumns)
   private var file: SourceFile = null
   private var blockStart = -1L
@@ -54,7 +64,7 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
     math.min(n.toLong, rowsLeft).toInt
   }
 
-  /** `count` non-null hashes (of `rows` rows) of column `c`, all in the current row group. */
+  /** `count` non-null hashes (of `rows` rows) of value column `c`, all in the current row group. */
   def addHashes(c: Int, hashes: Array[Long], count: Int, rows: Int): Unit = if (!broken) {
     val filter = filters(c)
     var i = 0
@@ -62,10 +72,38 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
     nulls(c) += rows - count
   }
 
+  /** `count` grams of `nonNull` values (of `rows` rows) of substring filter `c`, all in the current row group. */
+  def addGrams(c: Int, hashes: Array[Long], count: Int, nonNull: Int, rows: Int): Unit = if (!broken) {
+    nulls(c) += rows - nonNull
+    gramItems(c) += count
+    if (filters(c) != null) {
+      val filter = filters(c)
+      var i = 0
+      while (i < count) { filter.insertHash(hashes(i)); i += 1 }
+    } else {
+      val buffer = gramBuffers(c - numValues)
+      buffer.appendAll(hashes, count)
+      if (buffer.size >= settings.maxBufferedHashes) {
+        // Too many to buffer: a filter at a fixed large size from now on (folded when the group ends).
+        val filter = Sbbf.forNdv(ZoneTracker.LargeGroupNdv, settings.sharedFpp)
+        var i = 0
+        while (i < buffer.size) { filter.insertHash(buffer.values(i)); i += 1 }
+        buffer.clear()
+        filters(c) = filter
+      }
+    }
+  }
+
   /** Rows `from until to` of a chunk, all in the current row group, hashed one by one. */
   def addRows(chunk: ScanInput.Chunk, from: Int, to: Int): Unit = if (!broken) {
+    var g = numValues
+    while (g < numColumns) {
+      val hasher = gramHashers(g - numValues)
+      addGrams(g, hasher.out, hasher.hashRows(chunk, from, to), hasher.nonNull, to - from)
+      g += 1
+    }
     var c = 0
-    while (c < numColumns) {
+    while (c < numValues) {
       var i = from
       while (i < to) {
         val row = chunk.row(i)
@@ -91,6 +129,8 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
     if (file != null && !broken && current == groups.size) done.foreach(out.add)
     done.clear()
     for (c <- filters.indices) filters(c) = null
+    gramBuffers.foreach(_.clear())
+    java.util.Arrays.fill(gramItems, 0L)
     java.util.Arrays.fill(nulls, 0L)
     file = null
     blockStart = -1L
@@ -103,7 +143,7 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
   private def startGroup(): Unit = {
     while (current < groups.size && groups(current).rows == 0) { finishGroup(); current += 1 }
     rowsLeft = if (current < groups.size) groups(current).rows else 0L
-    if (rowsLeft > 0) for (c <- 0 until numColumns) filters(c) = Sbbf.forNdv(rowsLeft, settings.sharedFpp)
+    if (rowsLeft > 0) for (c <- 0 until numValues) filters(c) = Sbbf.forNdv(rowsLeft, settings.sharedFpp)
   }
 
   private def finishGroup(): Unit = {
@@ -112,15 +152,27 @@ final class ZoneTracker(settings: MapSettings, conf: Configuration) {
     while (c < numColumns) {
       val nonNull = g.rows - nulls(c)
       // Filled at the row count (an upper bound on its distinct values), then folded to the shared fpp; never at
-      // a fixed size (`expected_num_items` is per file).
+      // a fixed size (`expected_num_items` is per file). A substring filter: from its buffered grams.
+      val grams = if (c < numValues) None else Some(gramBuffers(c - numValues))
       val (filter, ndv) =
-        if (nonNull == 0) (Sbbf.ofBytes(Sbbf.MinBytes), 0L)
-        else FileFilters.build(Nil, nonNull, Some(filters(c)), None, settings.sharedFpp)
+        if (nonNull == 0 || (grams.isDefined && gramItems(c) == 0)) (Sbbf.ofBytes(Sbbf.MinBytes), 0L)
+        else grams match {
+          case Some(b) => FileFilters.build(Seq(b.values -> b.size), gramItems(c), Option(filters(c)), None,
+            settings.sharedFpp)
+          case None => FileFilters.build(Nil, nonNull, Some(filters(c)), None, settings.sharedFpp)
+        }
+      grams.foreach(_.clear())
       done += ZoneKey(file.fileId, g.ordinal, c) ->
         ZoneResult(file, g.ordinal, rowGroups, g.start, g.length, g.rows, nulls(c), ndv, filter.toBytes)
       filters(c) = null
       nulls(c) = 0
+      gramItems(c) = 0
       c += 1
     }
   }
+}
+
+object ZoneTracker {
+  /** The distinct grams assumed for a row group too large to buffer (folded down afterwards). */
+  private val LargeGroupNdv: Long = 1L << 25
 }

@@ -50,7 +50,9 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
         // Not valid UTF-8: a lone continuation byte and a cut 2-byte character, beside valid text.
         .withColumn("s", expr("case when id % 97 = 5 then concat('ab', cast(unhex('80') as string), 'xyz') " +
           "when id % 97 = 6 then concat(cast(unhex('C3') as string), 'abc') else s end"))
-        .write.mode("append").parquet(path)
+        // Two row groups or so per file (a memory check every 5 to 10 rows against 2 KB), for the zones.
+        .write.option("parquet.block.size", 2048).option("parquet.page.size.row.check.min", 5)
+        .option("parquet.page.size.row.check.max", 10).mode("append").parquet(path)
     }
     (spark.read.parquet(path), values.flatMap(v => Option(v._2)))
   }
@@ -106,15 +108,21 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
     val (df, values) = table()
     Seq(2, 3, 4).foreach { n =>
       hs.createIndex(df, BFIndexConfig(s"sub$n", Seq("id"), substringColumns = Seq("s"), ngramSizes = Map("s" -> n),
-        substringCaseInsensitive = n != 4))
+        substringCaseInsensitive = n != 4, granularity = if (n == 3) "row_group" else "file"))
       val rnd = new Random(n)
       val batch = predicates(rnd, values, if (n == 3) 160 else 80)
       // One task per scan of the 12 small files: a union of 80 scans is then 80 tasks, not 320.
       withConf("spark.sql.files.minPartitionNum" -> "1", "spark.sql.files.openCostInBytes" -> "1") {
         batch.grouped(80).foreach(sameAnswers(df, _))
       }
-      // Not a vacuous check: some conditions read fewer files than the table's.
+      // Not a vacuous check: some conditions read fewer files than the table's (with zones, fewer row groups).
       withHsbloom(assert(batch.take(12).map(p => filesRead(df.where(p))).exists(_ < 12), s"n = $n pruned nothing"))
+      if (n == 3) withHsbloom {
+        val plans = batch.take(30).map(p => executed(df.where(p)))
+        val before = plans.flatMap(hsbloom.explain.PruningExplain.rowGroupsBeforePruning)
+        assert(before.exists(_ > 12), before) // more row groups than files
+        assert(plans.flatMap(hsbloom.explain.PruningExplain.rowGroupsPruned).exists(_ > 0), "no row group pruned")
+      }
       hs.deleteIndex(s"sub$n")
     }
   }

@@ -54,6 +54,27 @@ class SubstringSizingSuite extends AnyFunSuite with SharedSession with Indexes w
     hs.deleteIndex("sized")
   }
 
+  test("with granularity row_group a needle reads the one row group of its file that holds it") {
+    val path = dir("zoned")
+    // Row groups of about 16 KB: 5 or so per file of 2,000 rows.
+    table.write.option("parquet.block.size", 16384).parquet(path)
+    val zoned = spark.read.parquet(path)
+    hs.createIndex(zoned, BFIndexConfig("zoned", Seq("id"), substringColumns = Seq("hex"),
+      ngramSizes = Map("hex" -> 5), substringCaseInsensitive = true, granularity = "row_group"))
+    sameAnswers(zoned, conditions :+ s"hex ILIKE '%${hexOf(99).substring(2, 14).toUpperCase}%'")
+    withHsbloom {
+      Seq(s"contains(hex, '${hexOf(4321).substring(3, 15)}')", s"hex ILIKE '%${hexOf(7).substring(3, 15).toUpperCase}%'")
+        .foreach { p =>
+          val plan = executed(zoned.where(p))
+          val before = hsbloom.explain.PruningExplain.rowGroupsBeforePruning(plan)
+          val pruned = hsbloom.explain.PruningExplain.rowGroupsPruned(plan)
+          assert(hsbloom.explain.PruningExplain.filesRead(plan) == 1, p)
+          assert(before.exists(_ > 2) && before.zip(pruned).exists { case (b, k) => b - k == 1 }, s"$p: $before $pruned")
+        }
+    }
+    hs.deleteIndex("zoned")
+  }
+
   test("a filter whose grams fill every file is explained as such and keeps the same rows") {
     hs.createIndex(table, BFIndexConfig("filled", Seq("id"), substringColumns = Seq("hex", "word"),
       ngramSizes = Map("hex" -> 3, "word" -> 3)))
