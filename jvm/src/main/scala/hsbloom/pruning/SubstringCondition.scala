@@ -5,7 +5,7 @@ import org.apache.spark.sql.types.StringType
 import org.apache.spark.unsafe.types.UTF8String
 
 import hsbloom.pruning.PredicateTranslation.{AllGrams, AllOf, AnyOf, FilePredicate, MayMatch}
-import hsbloom.substring.{Grams, LikeRuns}
+import hsbloom.substring.{Grams, LikeRuns, UpperRuns}
 
 /**
  * The substring conditions a substring filter can answer (docs/substring.md), in the forms Spark's optimizer
@@ -17,8 +17,9 @@ import hsbloom.substring.{Grams, LikeRuns}
  *
  * Nothing is read from a pattern but its runs (`LikeRuns`, the way Spark's `Like` reads it). `ILIKE` reaches the
  * scan as `Like(Lower(col), <lower-cased pattern>)`, as does `lower(col) LIKE ...`: a condition on `Lower(col)` is
- * answered by the filter of the lower-cased values, where the index has one; `upper(col)` and other functions of
- * the column keep every file.
+ * answered by the filter of the lower-cased values, where the index has one, and so is one on `Upper(col)`, from
+ * the stretches of its runs that are surely, lower-cased, in every lower-case form (`UpperRuns`). Other functions
+ * of the column keep every file.
  */
 private[pruning] object SubstringCondition {
   type Check = Map[(String, Boolean), (Int, String)] => FilePredicate
@@ -49,26 +50,33 @@ private[pruning] object SubstringCondition {
   def unanswered(filters: Seq[Expression], grams: Map[(String, Boolean), (Int, String)]): Seq[String] =
     filters.flatMap(_.collect { case e @ SubstringCondition(check) if check(grams) == MayMatch =>
       val key = e.children.collectFirst { case Column(k) => k }
-      val why = key.flatMap(_.in(grams)) match {
-        case Some((n, _)) => s"no literal run of $n bytes to look for"
-        case None => s"no probed substring filter of ${key.fold("its column")(k => if (k.lower) s"lower(${k.name})" else k.name)}"
+      val why = (key, key.flatMap(_.in(grams))) match {
+        case (Some(k), Some((n, _))) if k.upper => s"no run of $n bytes that every lower-case form holds (of " +
+          "upper(c), only ASCII characters but a-z and AFHIJLNSTWY count)"
+        case (_, Some((n, _))) => s"no literal run of $n bytes to look for"
+        case _ => s"no probed substring filter of ${key.fold("its column")(k => if (k.lower) s"lower(${k.name})" else k.name)}"
       }
       val sql = e.sql
       s"${if (sql.length > 120) sql.take(117) + "..." else sql} keeps every file: $why"
     }).distinct
 
-  /** A string column as the condition reads it: itself, or `lower` of it (no cast, no other function). */
+  /** A string column as the condition reads it: itself, `lower` or `upper` of it (no cast, no other function). */
   private object Column {
     def unapply(e: Expression): Option[Key] = e match {
       case a: AttributeReference if a.dataType == StringType => Some(Key(a.name, lower = false))
       case Lower(a: AttributeReference) if a.dataType == StringType => Some(Key(a.name, lower = true))
+      case Upper(a: AttributeReference) if a.dataType == StringType => Some(Key(a.name, lower = true, upper = true))
       case _ => None
     }
   }
 
-  /** The filter a condition asks for: of column `name`'s values, or of their lower-cased forms. */
-  private final case class Key(name: String, lower: Boolean) {
+  /**
+   * The filter a condition asks for: of column `name`'s values, or of their lower-cased forms (for `lower(c)`, and
+   * for `upper(c)`, whose runs are first made runs of the lower-cased values: `runs`).
+   */
+  private final case class Key(name: String, lower: Boolean, upper: Boolean = false) {
     def in(grams: Map[(String, Boolean), (Int, String)]): Option[(Int, String)] = grams.get(name -> lower)
+    def runs(bytes: Seq[Array[Byte]]): Seq[Array[Byte]] = if (upper) bytes.flatMap(UpperRuns.lowered) else bytes
   }
 
   /**
@@ -76,7 +84,7 @@ private[pruning] object SubstringCondition {
    * bytes, as they are (valid UTF-8 or not), are the one run.
    */
   private def bytesRun(a: Key, literal: UTF8String): Check = grams => a.in(grams) match {
-    case Some((n, key)) => allGrams(key, Grams.of(literal.getBytes, n).toSeq)
+    case Some((n, key)) => allGrams(key, a.runs(Seq(literal.getBytes)).flatMap(Grams.of(_, n)))
     case None => MayMatch
   }
 
@@ -84,7 +92,7 @@ private[pruning] object SubstringCondition {
   private def pattern(a: Key, pattern: UTF8String, escape: Char): Check = grams =>
     (a.in(grams), Option(pattern).flatMap(p => LikeRuns(p.toString, escape))) match {
       case (Some((n, key)), Some(runs)) =>
-        allGrams(key, runs.flatMap(r => Grams.of(r.getBytes(java.nio.charset.StandardCharsets.UTF_8), n)))
+        allGrams(key, a.runs(runs.map(_.getBytes(java.nio.charset.StandardCharsets.UTF_8))).flatMap(Grams.of(_, n)))
       case _ => MayMatch
     }
 

@@ -62,7 +62,9 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
     val value = values(rnd.nextInt(values.size))
     val cut = cutOf(rnd, value)
     val piece = if (rnd.nextInt(4) == 0) randomString(rnd, 4) else cut
-    rnd.nextInt(12) match {
+    rnd.nextInt(14) match {
+      case 12 => s"upper(s) LIKE ${quoted("%" + escaped(piece.toUpperCase, '\\') + "%")}"
+      case 13 => s"contains(upper(s), ${quoted(piece.toUpperCase(java.util.Locale.forLanguageTag("tr")))})"
       case 0 => s"startswith(s, ${quoted(piece)})"
       case 1 => s"endswith(s, ${quoted(piece)})"
       case 2 => s"contains(s, ${quoted(piece)})"
@@ -116,9 +118,11 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
         batch.grouped(80).foreach(sameAnswers(df, _))
       }
       // Not a vacuous check: some conditions read fewer files than the table's (with zones, fewer row groups).
-      withHsbloom(assert(batch.take(12).map(p => filesRead(df.where(p))).exists(_ < 12), s"n = $n pruned nothing"))
+      // (A pattern Spark refuses fails its query, with hsbloom on as off: left out here.)
+      withHsbloom(assert(batch.iterator.flatMap(p => scala.util.Try(filesRead(df.where(p))).toOption).exists(_ < 12),
+        s"n = $n pruned nothing"))
       if (n == 3) withHsbloom {
-        val plans = batch.take(30).map(p => executed(df.where(p)))
+        val plans = batch.take(30).flatMap(p => scala.util.Try(executed(df.where(p))).toOption)
         val before = plans.flatMap(hsbloom.explain.PruningExplain.rowGroupsBeforePruning)
         assert(before.exists(_ > 12), before) // more row groups than files
         assert(plans.flatMap(hsbloom.explain.PruningExplain.rowGroupsPruned).exists(_ > 0), "no row group pruned")
@@ -136,7 +140,8 @@ class SubstringPruningSuite extends AnyFunSuite with SharedSession with Indexes 
         val (read, before, _) = fileCounts(df.where(p))
         assert(before.contains(12L) && read <= 2, s"$p read $read files of $before")
       }
-      assert(filesRead(df.where("upper(s) LIKE '%NEEDLE-3-%'")) == 12) // no filter of upper-cased values
+      // upper(s), by the lower-cased filter: of NEEDLE-3-, "EED" and "E-3-" are surely in every lower-case form.
+      assert(filesRead(df.where("upper(s) LIKE '%NEEDLE-3-%'")) <= 2)
     }
     // Patterns Spark refuses (an escape before another character, or at the end) fail alike with hsbloom on.
     val refused = Seq("s LIKE '%needle\\\\x%'", "s LIKE 'needle!' ESCAPE '!'", "s LIKE ANY ('%needle-3-%', 'a\\\\')")
