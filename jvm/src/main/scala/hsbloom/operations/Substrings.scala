@@ -25,12 +25,6 @@ object Substrings {
   val SharingGoal = 0.15
 
   /**
-   * `config` with an n for each substring column that has none: the smallest `CandidateSizes` whose grams the
-   * files share at most `SharingGoal`, measured by one scan of up to `SampledFiles` of `files` spread over them
-   * (`GramDensity`); `DefaultNgramSize` where it cannot be measured (fewer than two files with values) or where
-   * no n reaches the goal (then the filter keeps nearly every file whatever n, and a warning says so).
-   */
-  /**
    * Warns of each substring filter `built` (an ACTIVE entry) holds whose grams nearly fill every file's filter
    * (`ColumnSummary.FilledSharing`): it rules files out only for the column's rarest grams, so it may cost its build
    * and its bytes for little. Returns the warnings.
@@ -49,12 +43,18 @@ object Substrings {
     warnings
   }
 
+  /**
+   * `config` with an n for each substring column that has none: the smallest `CandidateSizes` whose grams the
+   * files share at most `SharingGoal`, measured by one scan of up to `SampledFiles` of `files` spread over them
+   * (`GramDensity`); `DefaultNgramSize` where it cannot be measured (fewer than two files with values) or where
+   * no n reaches the goal (then the filter keeps nearly every file whatever n, and a warning says so).
+   */
   def chooseNgramSizes(df: DataFrame, config: BFIndexConfig, files: Seq[SourceFile]): BFIndexConfig = {
     val columns = config.ngramSizesToChoose
     if (columns.isEmpty) return config
     val withData = files.filter(_.size > 0).sortBy(_.path)
-    val sample = (0 until math.min(SampledFiles, withData.size)).map(i => withData(i * withData.size / math.min(
-      SampledFiles, withData.size)))
+    val k = math.min(SampledFiles, withData.size)
+    val sample = (0 until k).map(i => withData(i * withData.size / k))
     val counts = if (sample.size < 2) Map.empty[(String, Int), GramDensity.Counts]
       else GramDensity.measure(BuildInput.of(df, Some(sample.map(_.path))), columns, CandidateSizes)
     val chosen = columns.map { c =>
@@ -74,6 +74,7 @@ object Substrings {
     }
     config.copy(ngramSizes = config.ngramSizes ++ chosen)
   }
+
   /**
    * Refuses, before anything is written, substring columns a substring filter cannot serve: a column that is not a
    * string of the binary collation (a collation's matching is not its bytes'), and any substring column of a source

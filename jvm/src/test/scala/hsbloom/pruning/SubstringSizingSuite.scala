@@ -40,6 +40,13 @@ class SubstringSizingSuite extends AnyFunSuite with SharedSession with Indexes w
     assert(GramDensity.Counts(Seq(10, 10, 10), 30).shared.contains(0.0))
     assert(GramDensity.Counts(Seq(10, 10, 10, 0), 15).shared.contains(0.5)) // of the three files with grams
     assert(GramDensity.Counts(Seq(10), 10).shared.isEmpty && GramDensity.Counts(Seq(0, 0), 0).shared.isEmpty)
+    // From a build's summary: 8 files each holding the column's 100 grams, or an eighth of its 800.
+    val full = hsbloom.format.ColumnSummary(10, 0, 100, 64, 0, Some(800L), Some(true))
+    assert(full.sharing(8).contains(1.0) && full.filledAdvice("ngram3(c)", 8).exists(_.startsWith(
+      "ngram3(c): its files share 100% of their grams (measured at build)")))
+    val apart = hsbloom.format.ColumnSummary(10, 0, 800, 64, 0, Some(800L), Some(true))
+    assert(apart.sharing(8).contains(0.0) && apart.filledAdvice("ngram3(c)", 8).isEmpty)
+    assert(full.copy(ndvOfColumn = Some(false)).sharing(8).isEmpty) // a sum of the files' counts proves nothing
   }
 
   test("without ngram_size each column gets the smallest n its files do not share; needles read their file") {
