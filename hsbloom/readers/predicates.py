@@ -87,30 +87,32 @@ class EndsWith(_LiteralMatch):
 
 
 @dataclass(frozen=True)
-class Like:
-    """`column LIKE pattern ESCAPE escape`, read as Spark reads it (hsbloom.readers.substring.like_runs)."""
+class _Pattern:
+    """A column matched against a LIKE pattern with an escape character."""
 
     column: str
     pattern: str
     escape: str = DEFAULT_ESCAPE
+    keyword = ""  # LIKE or ILIKE (a class attribute, not a field)
 
     def __str__(self) -> str:
         escape = "" if self.escape == DEFAULT_ESCAPE else f" ESCAPE {self.escape!r}"
-        return f"{self.column} LIKE {self.pattern!r}{escape}"
+        return f"{self.column} {self.keyword} {self.pattern!r}{escape}"
 
 
 @dataclass(frozen=True)
-class ILike:
+class Like(_Pattern):
+    """`column LIKE pattern ESCAPE escape`, read as Spark reads it (hsbloom.readers.substring.like_runs)."""
+
+    keyword = "LIKE"
+
+
+@dataclass(frozen=True)
+class ILike(_Pattern):
     """`column ILIKE pattern ESCAPE escape`: Spark's `lower(column) LIKE lower(pattern)`, answered by the column's
     filter of lower-cased values (`substring_case_insensitive`)."""
 
-    column: str
-    pattern: str
-    escape: str = DEFAULT_ESCAPE
-
-    def __str__(self) -> str:
-        escape = "" if self.escape == DEFAULT_ESCAPE else f" ESCAPE {self.escape!r}"
-        return f"{self.column} ILIKE {self.pattern!r}{escape}"
+    keyword = "ILIKE"
 
 
 # The substring conditions: answered by a column's substring filter (docs/substring.md), never by its values'.
