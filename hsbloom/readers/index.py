@@ -384,23 +384,21 @@ class Index:
         if not grams:
             return lambda: np.full(n, _KEEP)
 
-        def probe() -> np.ndarray:
-            may = ~entries.present | (entries.group < 0)  # unknown: kept
-            found = np.ones(len(self._held), dtype=bool)
+        def may_hold_all(column_entries: ColumnEntries, of: Any) -> np.ndarray:
+            """Per file (or zone) of `of`: no row or no filter (unknown: kept), or every probed gram may be there."""
+            found = ~column_entries.present | (column_entries.group < 0)
+            every = np.ones(len(of), dtype=bool)
             for h in grams:
-                found &= self._filters_may_hold(key, entries, [h], self._held)
-            may |= found
+                every &= self._filters_may_hold(key, column_entries, [h], of)
+            return found | every
+
+        def probe() -> np.ndarray:
+            may = may_hold_all(entries, self._held)
             if target is not self._zones:
                 return may
             in_file = may[self._zones.file]
             zone_entries = self._zones.columns.get(key)
-            if zone_entries is None:
-                return in_file
-            in_zone = ~zone_entries.present | (zone_entries.group < 0)
-            found = np.ones(len(self._zones), dtype=bool)
-            for h in grams:
-                found &= self._filters_may_hold(key, zone_entries, [h], self._zones)
-            return in_file & (in_zone | found)
+            return in_file if zone_entries is None else in_file & may_hold_all(zone_entries, self._zones)
 
         return probe
 

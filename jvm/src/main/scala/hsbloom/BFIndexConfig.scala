@@ -19,10 +19,10 @@ import hsbloom.substring.Grams
  *    side (docs/joins.md); off by default: it doubles a build's time (docs/design/decisions.md).
  *  - `granularity`: "file" (one filter per file and column) or "row_group" (also one per row group of each
  *    Parquet file: a zone).
- *  - `substringColumns`: string columns that also get a substring filter per file, of their values' `ngramSizes`-byte
- *    n-grams, for `LIKE`, `startswith`, `endswith` and `contains` (docs/substring.md); a column may be in both lists.
+ *  - `substringColumns`: string columns that also get a substring filter per file, of their values' n-byte grams
+ *    (`ngramSizes`), for `LIKE`, `startswith`, `endswith` and `contains` (docs/substring.md); a column may be in both lists.
  *  - `ngramSizes`: the n of each substring column's n-grams, `Grams.MinN` to `Grams.MaxN` bytes; a column without
- *    one gets the n its measured gram density asks for when the index is created (`operations.GramSizes`), and
+ *    one gets the n its measured gram density asks for when the index is created (`operations.Substrings.chooseNgramSizes`), and
  *    the log records it. SQL's and Python's `ngram_size` gives every substring column the same n.
  *  - `substringCaseInsensitive`: also a substring filter of each substring column's lower-cased values, for
  *    `ILIKE` and `lower(column)` conditions.
@@ -88,7 +88,7 @@ final case class BFIndexConfig(
   def ngramOf(c: String): Int = ngramSizes.getOrElse(c,
     throw new IllegalStateException(s"the n-gram size of substring column '$c' is not chosen yet"))
 
-  /** Whether some substring column's n is still to be chosen from its data (`operations.GramSizes`). */
+  /** The substring columns whose n is still to be chosen from their data (`operations.Substrings`). */
   def ngramSizesToChoose: Seq[String] = substringColumns.filterNot(ngramSizes.contains)
 
   /** The stored columns' keys (`storedColumns`). */
@@ -130,7 +130,7 @@ object BFIndexConfig {
   val FileGranularity = "file"
   val RowGroupGranularity = "row_group"
   val Granularities: Seq[String] = Seq(FileGranularity, RowGroupGranularity)
-  /** The n of a substring column whose gram density cannot be measured (too few files: `operations.GramSizes`). */
+  /** The n of a substring column whose gram density cannot be measured (`operations.Substrings.chooseNgramSizes`). */
   val DefaultNgramSize = 3
 
   /**

@@ -158,6 +158,7 @@ object LogJson {
   private def parseConfig(c: Fields): BFIndexConfig = {
     val unknown = c.names.filterNot(ConfigFields.contains)
     if (unknown.nonEmpty) throw new IllegalArgumentException(s"unknown config fields ${unknown.sorted.mkString(", ")}; written by a newer hsbloom?")
+    val substringColumns = c.optional("substring_columns").map(_ => c.texts("substring_columns")).getOrElse(Nil)
     val config = try BFIndexConfig(
       indexName = c.text("index_name"),
       indexedColumns = c.texts("indexed_columns"),
@@ -165,8 +166,8 @@ object LogJson {
       fpp = c.optional("fpp").map(Fields.probability(_, "config.fpp")),
       globalFilter = c.optional("global_filter").map(Fields.boolean(_, "config.global_filter")).getOrElse(true),
       granularity = c.optionalText("granularity").getOrElse(BFIndexConfig.FileGranularity),
-      substringColumns = c.optional("substring_columns").map(_ => c.texts("substring_columns")).getOrElse(Nil),
-      ngramSizes = ngramSizes(c),
+      substringColumns = substringColumns,
+      ngramSizes = ngramSizes(c, substringColumns),
       substringCaseInsensitive = c.optional("substring_case_insensitive")
         .exists(Fields.boolean(_, "config.substring_case_insensitive")))
     catch { case e: HsbloomException => throw new IllegalArgumentException(s"config: ${e.text}") }
@@ -180,8 +181,7 @@ object LogJson {
    * Each substring column's n: `ngram_sizes` (column -> n), or from an entry written before n was chosen per column,
    * `ngram_size` for all of them. A column without one is refused (`BFIndexConfig` names it).
    */
-  private def ngramSizes(c: Fields): Map[String, Int] = {
-    val columns = c.optional("substring_columns").map(_ => c.texts("substring_columns")).getOrElse(Nil)
+  private def ngramSizes(c: Fields, columns: Seq[String]): Map[String, Int] =
     c.optionalObj("ngram_sizes") match {
       case Some(given) =>
         given.names.map(name => name -> given.long(name, 64).toInt).toMap
@@ -189,7 +189,6 @@ object LogJson {
         .orElse(if (columns.isEmpty) None else Some(BFIndexConfig.DefaultNgramSize))
         .fold(Map.empty[String, Int])(n => columns.map(_ -> n).toMap)
     }
-  }
 
   private def parseSource(s: Fields): IndexSource = {
     val format = s.text("format")

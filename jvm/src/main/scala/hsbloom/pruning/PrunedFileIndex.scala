@@ -43,7 +43,8 @@ final class PrunedFileIndex(
       val types = columns.filter(_.ngram.isEmpty).map(c => c.attribute.name -> c.attribute.dataType).toMap
       val grams = columns.flatMap(c => c.ngram.map(n => (c.attribute.name, c.lower) -> (n, c.predicateKey))).toMap
       val predicate = PredicateTranslation.translate(dataFilters, types, grams)
-      val unanswered = SubstringCondition.unanswered(dataFilters, grams)
+      // Why a substring condition checks nothing, only where some column has a substring filter to explain it by.
+      val unanswered = if (grams.isEmpty) Nil else SubstringCondition.unanswered(dataFilters, grams)
       val used = PredicateTranslation.columnsOf(predicate)
       val relevant = columns.filter(c => used.contains(c.predicateKey))
       val checks = (predicate.toString +: (unanswered ++ relevant.flatMap(_.advice).distinct)).mkString("; ")
